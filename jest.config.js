@@ -1,0 +1,18 @@
+/**
+ * The suite runs twice: on MySQL + Redis and on SQLite + memory (TEST_BACKEND picks per project).
+ * `npm run test:sqlite` / `npm run test:mysql` run one of them.
+ */
+const base = {
+	preset: "ts-jest",
+	testEnvironment: "node",
+	testMatch: ["<rootDir>/test/**/*.test.ts"],
+	// Type errors are caught by `npm run typecheck`; jest only transpiles.
+	transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "<rootDir>/tsconfig.jest.json", diagnostics: false }] },
+};
+module.exports = {
+	testTimeout: 60000,
+	projects: [
+		{ ...base, displayName: "mysql", setupFiles: ["<rootDir>/test/helpers/backend-mysql.ts"] },
+		{ ...base, displayName: "sqlite", setupFiles: ["<rootDir>/test/helpers/backend-sqlite.ts"] },
+	],
+};

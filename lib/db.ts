@@ -1,0 +1,77 @@
+/**
+ * One Sequelize instance per node, and versioned migrations (umzug) run at start. On MySQL the
+ * migrations run under a named lock so several nodes starting together migrate once.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { Sequelize, Options } from "sequelize";
+import { Umzug, SequelizeStorage } from "umzug";
+import { migrations } from "../models/migrations";
+
+export function createSequelize(databaseUrl: string): Sequelize {
+	const common: Options = { logging: false, define: { timestamps: true } };
+	if (databaseUrl.startsWith("sqlite:")) {
+		const storage = databaseUrl.slice("sqlite:".length) || ":memory:";
+		if (storage !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(storage)), { recursive: true });
+		const sequelize = new Sequelize({
+			...common,
+			dialect: "sqlite",
+			storage,
+			// One writer at a time; a short busy wait instead of SQLITE_BUSY under concurrent requests.
+			pool: { max: 1, min: 0, idle: 10000 },
+			retry: { max: 5, match: [/SQLITE_BUSY/] },
+		});
+		return sequelize;
+	}
+	if (databaseUrl.startsWith("mysql:") || databaseUrl.startsWith("mariadb:")) {
+		return new Sequelize(databaseUrl.replace(/^mariadb:/, "mysql:"), {
+			...common,
+			dialect: "mysql",
+			timezone: "+00:00",
+			// mysql2 returns DECIMAL as strings; keep it that way (money never becomes a JS number).
+			dialectOptions: { decimalNumbers: false, supportBigNumbers: true, bigNumberStrings: true, dateStrings: false },
+			pool: { max: 20, min: 0, idle: 10000, acquire: 30000 },
+		});
+	}
+	throw new Error(`Configuration: DATABASE_URL must start with mysql:// or sqlite:, got "${databaseUrl.split(":")[0]}:"`);
+}
+
+export async function prepareSqlite(sequelize: Sequelize): Promise<void> {
+	if (sequelize.getDialect() !== "sqlite") return;
+	// WAL lets readers proceed while a write is in progress; busy_timeout waits instead of failing.
+	await sequelize.query("PRAGMA journal_mode = WAL");
+	await sequelize.query("PRAGMA busy_timeout = 5000");
+	await sequelize.query("PRAGMA foreign_keys = ON");
+}
+
+export function migrator(sequelize: Sequelize): Umzug<ReturnType<Sequelize["getQueryInterface"]>> {
+	return new Umzug({
+		migrations: migrations.map(m => ({ name: m.name, up: m.up, down: m.down })),
+		context: sequelize.getQueryInterface(),
+		storage: new SequelizeStorage({ sequelize, tableName: "schema_migrations" }),
+		logger: undefined,
+	});
+}
+
+export async function runMigrations(sequelize: Sequelize): Promise<string[]> {
+	await prepareSqlite(sequelize);
+	const umzug = migrator(sequelize);
+	if (sequelize.getDialect() !== "mysql") {
+		return (await umzug.up()).map(m => m.name);
+	}
+	// GET_LOCK is held by one pooled connection while the migrations run on others.
+	const cm = sequelize.connectionManager as unknown as {
+		getConnection(o: object): Promise<{ query: (sql: string, cb: (e: Error | null, r: unknown) => void) => void }>;
+		releaseConnection(c: unknown): Promise<void>;
+	};
+	const conn = await cm.getConnection({ type: "write" });
+	const q = (sql: string) => new Promise<unknown>((resolve, reject) => conn.query(sql, (e, r) => (e ? reject(e) : resolve(r))));
+	try {
+		const rows = (await q("SELECT GET_LOCK('cpg_migrations', 120) AS ok")) as Array<{ ok: number }>;
+		if (!rows[0] || Number(rows[0].ok) !== 1) throw new Error("Could not obtain the migration lock within 120 s");
+		return (await umzug.up()).map(m => m.name);
+	} finally {
+		await q("SELECT RELEASE_LOCK('cpg_migrations')").catch(() => undefined);
+		await cm.releaseConnection(conn);
+	}
+}

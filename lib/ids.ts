@@ -1,0 +1,11 @@
+/** One place for id generation: UUIDs for most resources, integers come from the database. */
+import crypto from "node:crypto";
+
+export function uuid(): string {
+	return crypto.randomUUID();
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+export function isUuid(value: unknown): value is string {
+	return typeof value === "string" && UUID_RE.test(value);
+}

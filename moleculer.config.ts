@@ -1,0 +1,56 @@
+/**
+ * Broker options from the configuration contract (lib/config.ts): transporter, cacher, logger,
+ * metrics and tracing. Nothing here is switched by code: only by environment variables.
+ */
+import os from "node:os";
+import type { BrokerOptions } from "moleculer";
+import type { AppConfig } from "./lib/config";
+
+export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = process.env): BrokerOptions["transporter"] {
+	const url = config.transporter;
+	if (!url) return undefined;
+	if (url === "tcp" || url.startsWith("tcp://")) {
+		// Never UDP discovery or multicast: peers come from a static list (TCP_URLS="host:port/nodeID,...").
+		return {
+			type: "TCP",
+			options: {
+				udpDiscovery: false,
+				port: env.TCP_PORT ? Number(env.TCP_PORT) : undefined,
+				urls: env.TCP_URLS ? env.TCP_URLS.split(",").map(s => s.trim()) : url.startsWith("tcp://") ? url.slice(6).split(",") : [],
+			},
+		} as unknown as BrokerOptions["transporter"];
+	}
+	return url as BrokerOptions["transporter"]; // nats://, redis://, amqp://: Moleculer's own transporters.
+}
+
+export function brokerOptions(config: AppConfig, env: NodeJS.ProcessEnv = process.env): BrokerOptions {
+	return {
+		namespace: env.NAMESPACE || "",
+		nodeID: env.NODE_ID || `${os.hostname()}-${process.pid}`,
+		transporter: transporterOption(config, env),
+				// Moleculer's Redis cacher hands `redis` to ioredis, which takes a URL string.
+		cacher:
+			config.cacher === "redis"
+				? ({ type: "Redis", options: { redis: config.redisUrl, prefix: `${config.redisPrefix}cache` } } as unknown as BrokerOptions["cacher"])
+				: "Memory",
+		serializer: "JSON",
+		requestTimeout: 30_000,
+		retryPolicy: { enabled: false },
+		contextParamsCloning: false,
+		heartbeatInterval: 5,
+		heartbeatTimeout: 15,
+		tracking: { enabled: true, shutdownTimeout: 10_000 },
+		disableBalancer: false,
+		registry: { strategy: "RoundRobin", preferLocal: true },
+		circuitBreaker: { enabled: false },
+		bulkhead: { enabled: false },
+		validator: true,
+		errorHandler: undefined,
+		metrics: { enabled: config.metrics, reporter: [{ type: "Prometheus", options: { port: Number(env.METRICS_PORT || 3030) } }] },
+		tracing: { enabled: config.tracing, exporter: [{ type: "Console" }] },
+		logger: { type: "Console", options: { level: config.logLevel, colors: process.stdout.isTTY, formatter: "short" } },
+		logLevel: config.logLevel as BrokerOptions["logLevel"],
+	};
+}
+
+export default brokerOptions;
