@@ -25,6 +25,10 @@ export interface AppConfig {
 	rateLimitScale: number;
 	/** Trust X-Forwarded-For for the client IP (only behind a proxy you control). */
 	trustProxy: boolean;
+	/** How many proxies in front of the gateway append to X-Forwarded-For (0 when trustProxy is false). */
+	trustProxyHops: number;
+	/** Origins allowed to call the API from a browser (CORS); empty: no CORS headers; ["*"]: any. */
+	corsOrigins: string[];
 	bcryptRounds: number;
 	tokenTtlSeconds: number;
 	refreshTtlSeconds: number;
@@ -51,12 +55,54 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 	return ["1", "true", "yes", "on"].includes(value.toLowerCase());
 }
 
-function int(name: string, value: string | undefined, fallback: number): number {
+function num(name: string, value: string | undefined, fallback: number): number {
 	if (value === undefined || value === "") return fallback;
 	const n = Number(value);
 	if (!Number.isFinite(n)) throw new Error(`Configuration: ${name} must be a number, got "${value}"`);
 	return n;
 }
+
+function int(name: string, value: string | undefined, fallback: number, min = -Infinity, max = Infinity): number {
+	const n = num(name, value, fallback);
+	if (!Number.isInteger(n) || n < min || n > max) {
+		const range = max === Infinity ? `at least ${min}` : `from ${min} to ${max}`;
+		throw new Error(`Configuration: ${name} must be a whole number ${range}, got "${value}"`);
+	}
+	return n;
+}
+
+function list(value: string | undefined): string[] {
+	return (value || "").split(",").map(s => s.trim()).filter(Boolean);
+}
+
+/** TRUST_PROXY: false/0 (default), true (one proxy), or the number of proxies in front. */
+function proxyHops(value: string | undefined): number {
+	if (value === undefined || value.trim() === "") return 0;
+	const v = value.trim().toLowerCase();
+	if (/^\d+$/.test(v)) return int("TRUST_PROXY", v, 0, 0, 10);
+	if (["1", "true", "yes", "on"].includes(v)) return 1;
+	if (["0", "false", "no", "off"].includes(v)) return 0;
+	throw new Error(`Configuration: TRUST_PROXY must be true, false or a number of proxies, got "${value}"`);
+}
+
+function httpUrl(name: string, value: string): string {
+	let url: URL;
+	try {
+		url = new URL(value);
+	} catch {
+		throw new Error(`Configuration: ${name} must be an http(s) URL, got "${value}"`);
+	}
+	if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`Configuration: ${name} must be an http(s) URL, got "${value}"`);
+	return value;
+}
+
+/** CORS_ORIGINS: `*`, or origins (`https://dash.example.com`, wildcards like `https://*.example.com`); a path or trailing slash is dropped. */
+function origins(value: string | undefined): string[] {
+	return list(value).map(o => (o === "*" ? o : new URL(httpUrl("CORS_ORIGINS", o)).origin));
+}
+
+/** Signing and encryption secrets shorter than this are refused in production. */
+const MIN_SECRET_LENGTH = 32;
 
 /** Reads `.env` (KEY=VALUE lines) into an object; the process environment wins over it. */
 export function readDotEnv(file = path.resolve(process.cwd(), ".env")): Env {
@@ -73,14 +119,27 @@ export function readDotEnv(file = path.resolve(process.cwd(), ".env")): Env {
  */
 function resolveSecrets(env: Env, dataDir: string, production: boolean): AppConfig["secrets"] {
 	const given = { jwt: env.AUTH_JWT_SECRET, refresh: env.AUTH_REFRESH_SECRET, master: env.MASTER_KEY };
-	const missing = Object.entries(given).filter(([, v]) => !v).map(([k]) => k);
-	if (missing.length === 0) return given as AppConfig["secrets"];
+	const names = { jwt: "AUTH_JWT_SECRET", refresh: "AUTH_REFRESH_SECRET", master: "MASTER_KEY" } as const;
+	const missing = (Object.keys(given) as Array<keyof typeof given>).filter(k => !given[k]).map(k => names[k]);
+	if (missing.length === 0) {
+		if (production) {
+			const short = (Object.keys(given) as Array<keyof typeof given>).filter(k => (given[k] as string).length < MIN_SECRET_LENGTH).map(k => names[k]);
+			if (short.length) throw new Error(`Configuration: ${short.join(", ")} must be at least ${MIN_SECRET_LENGTH} characters in production`);
+		}
+		return given as AppConfig["secrets"];
+	}
 	if (production) {
-		throw new Error("Configuration: AUTH_JWT_SECRET, AUTH_REFRESH_SECRET and MASTER_KEY are required in production");
+		throw new Error(`Configuration: AUTH_JWT_SECRET, AUTH_REFRESH_SECRET and MASTER_KEY are required in production (missing: ${missing.join(", ")})`);
 	}
 	const file = path.join(dataDir, "secrets.json");
 	let stored: Partial<AppConfig["secrets"]> = {};
-	if (fs.existsSync(file)) stored = JSON.parse(fs.readFileSync(file, "utf8"));
+	if (fs.existsSync(file)) {
+		try {
+			stored = JSON.parse(fs.readFileSync(file, "utf8"));
+		} catch {
+			throw new Error(`Configuration: ${file} is not valid JSON; fix or remove it (removing it invalidates existing tokens and encrypted secrets)`);
+		}
+	}
 	const secrets = {
 		jwt: given.jwt || stored.jwt || crypto.randomBytes(32).toString("hex"),
 		refresh: given.refresh || stored.refresh || crypto.randomBytes(32).toString("hex"),
@@ -97,13 +156,18 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 	const env = envIn;
 	const nodeEnv = env.NODE_ENV === "production" ? "production" : env.NODE_ENV === "test" ? "test" : "development";
 	const production = nodeEnv === "production";
-	const port = int("PORT", env.PORT, 3000);
+	const port = int("PORT", env.PORT, 3000, 0, 65535);
 	const dataDir = path.resolve(env.DATA_DIR || "./data");
-	const rateLimit = (env.RATE_LIMIT || "identity") as RateLimitMode;
+	const rateLimit = (env.RATE_LIMIT || "identity").trim().toLowerCase() as RateLimitMode;
 	if (!["identity", "ip", "off"].includes(rateLimit)) {
 		throw new Error(`Configuration: RATE_LIMIT must be identity, ip or off, got "${rateLimit}"`);
 	}
 	const redisUrl = env.REDIS_URL || null;
+	const rateLimitScale = num("RATE_LIMIT_SCALE", env.RATE_LIMIT_SCALE, 1);
+	if (!(rateLimitScale > 0)) throw new Error(`Configuration: RATE_LIMIT_SCALE must be a positive number, got "${env.RATE_LIMIT_SCALE}"`);
+	const trustProxyHops = proxyHops(env.TRUST_PROXY);
+	const minScore = num("RECAPTCHA_MIN_SCORE", env.RECAPTCHA_MIN_SCORE, 0.5);
+	if (minScore < 0 || minScore > 1) throw new Error(`Configuration: RECAPTCHA_MIN_SCORE must be between 0 and 1, got "${env.RECAPTCHA_MIN_SCORE}"`);
 	return {
 		env: nodeEnv,
 		port,
@@ -112,15 +176,18 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		redisUrl,
 		transporter: env.TRANSPORTER || null,
 		services: env.SERVICES ? env.SERVICES.split(",").map(s => s.trim()).filter(Boolean) : null,
-		publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
+		publicUrl: httpUrl("PUBLIC_URL", env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
 		secrets: resolveSecrets(env, dataDir, production),
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
 		rateLimit,
-		rateLimitScale: int("RATE_LIMIT_SCALE", env.RATE_LIMIT_SCALE, 1),
-		trustProxy: bool(env.TRUST_PROXY, false),
-		bcryptRounds: int("BCRYPT_ROUNDS", env.BCRYPT_ROUNDS, 10),
-		tokenTtlSeconds: int("AUTH_TOKEN_TTL", env.AUTH_TOKEN_TTL, 3600),
-		refreshTtlSeconds: int("AUTH_REFRESH_TTL", env.AUTH_REFRESH_TTL, 30 * 24 * 3600),
+		rateLimitScale,
+		trustProxy: trustProxyHops > 0,
+		trustProxyHops,
+		corsOrigins: origins(env.CORS_ORIGINS),
+		// bcrypt's own bounds; tests use 4 for speed.
+		bcryptRounds: int("BCRYPT_ROUNDS", env.BCRYPT_ROUNDS, 10, 4, 31),
+		tokenTtlSeconds: int("AUTH_TOKEN_TTL", env.AUTH_TOKEN_TTL, 3600, 1),
+		refreshTtlSeconds: int("AUTH_REFRESH_TTL", env.AUTH_REFRESH_TTL, 30 * 24 * 3600, 1),
 		mailgun:
 			env.MAILGUN_API_KEY && env.MAILGUN_DOMAIN
 				? {
@@ -133,8 +200,8 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		recaptcha: env.RECAPTCHA_SECRET
 			? {
 					secret: env.RECAPTCHA_SECRET,
-					verifyUrl: env.RECAPTCHA_VERIFY_URL || "https://www.google.com/recaptcha/api/siteverify",
-					minScore: Number(env.RECAPTCHA_MIN_SCORE || "0.5"),
+					verifyUrl: httpUrl("RECAPTCHA_VERIFY_URL", env.RECAPTCHA_VERIFY_URL || "https://www.google.com/recaptcha/api/siteverify"),
+					minScore,
 				}
 			: null,
 		google: {
@@ -144,7 +211,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		},
 		admin: env.ADMIN_EMAIL && env.ADMIN_PASSWORD ? { email: env.ADMIN_EMAIL.toLowerCase(), password: env.ADMIN_PASSWORD } : null,
 		upload: {
-			maxBytes: int("UPLOAD_MAX_BYTES", env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024),
+			maxBytes: int("UPLOAD_MAX_BYTES", env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024, 1),
 			allowedTypes: env.UPLOAD_ALLOWED_TYPES ? env.UPLOAD_ALLOWED_TYPES.split(",").map(s => s.trim()) : DEFAULT_UPLOAD_TYPES,
 		},
 		logLevel: env.LOG_LEVEL || (nodeEnv === "test" ? "warn" : "info"),

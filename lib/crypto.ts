@@ -30,15 +30,14 @@ export function hmacSha256Hex(body: string | Buffer, secret: string): string {
 	return crypto.createHmac("sha256", secret).update(body).digest("hex");
 }
 
-/** Constant-time comparison of two strings (different lengths compare unequal, still in constant time for the longer). */
+/**
+ * Constant-time comparison of two strings. Both sides are hashed first, so neither the content
+ * nor the length of the expected value leaks through timing.
+ */
 export function safeEqual(a: string, b: string): boolean {
-	const ab = Buffer.from(a);
-	const bb = Buffer.from(b);
-	if (ab.length !== bb.length) {
-		crypto.timingSafeEqual(ab, ab);
-		return false;
-	}
-	return crypto.timingSafeEqual(ab, bb);
+	const ha = crypto.createHash("sha256").update(a, "utf8").digest();
+	const hb = crypto.createHash("sha256").update(b, "utf8").digest();
+	return crypto.timingSafeEqual(ha, hb) && a === b;
 }
 
 function keyFrom(master: string): Buffer {
@@ -46,18 +45,32 @@ function keyFrom(master: string): Buffer {
 	return crypto.createHash("sha256").update(`cpg-encryption:${master}`).digest();
 }
 
-/** AES-256-GCM; output is `v1:<iv>:<tag>:<ciphertext>` in base64url. */
-export function encrypt(plain: string, master: string): string {
-	const iv = crypto.randomBytes(12);
-	const cipher = crypto.createCipheriv("aes-256-gcm", keyFrom(master), iv);
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * AES-256-GCM; output is `v1:<iv>:<tag>:<ciphertext>` in base64url. `context` (optional) is
+ * bound as associated data: decrypting with another context fails, so a sealed value cannot be
+ * moved to another row (pass e.g. the row's id).
+ */
+export function encrypt(plain: string, master: string, context?: string): string {
+	const iv = crypto.randomBytes(IV_BYTES);
+	const cipher = crypto.createCipheriv("aes-256-gcm", keyFrom(master), iv, { authTagLength: TAG_BYTES });
+	if (context !== undefined) cipher.setAAD(Buffer.from(context, "utf8"));
 	const data = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
 	return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), data.toString("base64url")].join(":");
 }
 
-export function decrypt(sealed: string, master: string): string {
-	const [version, iv, tag, data] = sealed.split(":");
-	if (version !== "v1" || !iv || !tag || data === undefined) throw new Error("Unsupported ciphertext");
-	const decipher = crypto.createDecipheriv("aes-256-gcm", keyFrom(master), Buffer.from(iv, "base64url"));
-	decipher.setAuthTag(Buffer.from(tag, "base64url"));
-	return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8");
+/** Throws on any tampering (ciphertext, iv, tag, context) or a wrong master key. */
+export function decrypt(sealed: string, master: string, context?: string): string {
+	const parts = sealed.split(":");
+	if (parts.length !== 4 || parts[0] !== "v1") throw new Error("Unsupported ciphertext");
+	const iv = Buffer.from(parts[1], "base64url");
+	const tag = Buffer.from(parts[2], "base64url");
+	// A full-length tag only: GCM would otherwise accept truncated tags, which are far easier to forge.
+	if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error("Unsupported ciphertext");
+	const decipher = crypto.createDecipheriv("aes-256-gcm", keyFrom(master), iv, { authTagLength: TAG_BYTES });
+	decipher.setAuthTag(tag);
+	if (context !== undefined) decipher.setAAD(Buffer.from(context, "utf8"));
+	return Buffer.concat([decipher.update(Buffer.from(parts[3], "base64url")), decipher.final()]).toString("utf8");
 }

@@ -18,13 +18,17 @@ export const STATUS_PHRASES: Record<number, string> = {
 	403: "Forbidden",
 	404: "Not Found",
 	405: "Method Not Allowed",
+	408: "Request Timeout",
 	409: "Conflict",
 	413: "Payload Too Large",
 	415: "Unsupported Media Type",
 	422: "Unprocessable Entity",
 	429: "Too Many Requests",
+	431: "Request Header Fields Too Large",
 	500: "Internal Server Error",
+	502: "Bad Gateway",
 	503: "Service Unavailable",
+	504: "Gateway Timeout",
 };
 
 export function httpError(status: number, message: string, data?: ErrorData): Errors.MoleculerClientError {
@@ -38,6 +42,7 @@ export const unauthorized = (message = "Unauthorized") => httpError(401, message
 export const forbidden = (message = "Forbidden", extra?: Record<string, unknown>) => httpError(403, message, extra);
 export const notFound = (message = "Not Found") => httpError(404, message);
 export const unprocessable = (message: string, errors?: FieldErrors) => httpError(422, message, errors ? { errors } : undefined);
+export const serviceUnavailable = (message = "Service Unavailable") => httpError(503, message);
 export const tooManyRequests = (message: string, errors?: FieldErrors, extra?: Record<string, unknown>) =>
 	httpError(429, message, { ...(errors ? { errors } : {}), ...extra });
 

@@ -5,7 +5,12 @@
  * - Per-IP limits of sensitive endpoints always apply (unless RATE_LIMIT=off).
  * - Profile `identity` (default): 100/min per API key or user; 10/min per IP when unauthenticated.
  * - Profile `ip`: 600/min per IP on every endpoint.
+ *
+ * Endpoint rules are matched against the route that serves the request (the alias path, e.g.
+ * `/pay/:slug/confirm`), not the raw URL, so `/AUTH/email/login/` or percent-encoded variants
+ * that reach the same action cannot dodge them.
  */
+import net from "node:net";
 import type Redis from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
 import type { RateLimitMode } from "./config";
@@ -16,25 +21,29 @@ export interface LimitRule {
 	durationSeconds: number;
 }
 
-/** Sensitive endpoints, matched on method + path below /api/v1. */
+/**
+ * Sensitive endpoints, matched on method + path below /api/v1. The payer wallet challenge and
+ * verify paths are not fixed by the spec: any path ending in `/wallet/challenge` or
+ * `/wallet/verify` gets their limit.
+ */
 export const ENDPOINT_RULES: Array<{ method: string; pattern: RegExp; rule: LimitRule }> = [
-	{ method: "POST", pattern: /^\/auth\/forgot\/password$/, rule: { name: "forgot-password", points: 3, durationSeconds: 15 * 60 } },
-	{ method: "POST", pattern: /^\/auth\/email\/login$/, rule: { name: "login", points: 10, durationSeconds: 5 * 60 } },
+	{ method: "POST", pattern: /^\/auth\/forgot\/password$/i, rule: { name: "forgot-password", points: 3, durationSeconds: 15 * 60 } },
+	{ method: "POST", pattern: /^\/auth\/email\/login$/i, rule: { name: "login", points: 10, durationSeconds: 5 * 60 } },
 	{
 		method: "POST",
-		pattern: /^\/auth\/(email\/register|email\/register\/send-code|email\/login\/send-code|reset\/password)$/,
+		pattern: /^\/auth\/(email\/register|email\/register\/send-code|email\/login\/send-code|reset\/password)$/i,
 		rule: { name: "signup-codes-reset", points: 5, durationSeconds: 15 * 60 },
 	},
-	{ method: "POST", pattern: /^\/auth\/email\/confirm\/resend$/, rule: { name: "confirm-resend", points: 3, durationSeconds: 15 * 60 } },
+	{ method: "POST", pattern: /^\/auth\/email\/confirm\/resend$/i, rule: { name: "confirm-resend", points: 3, durationSeconds: 15 * 60 } },
 	{
 		method: "POST",
-		pattern: /^\/(auth\/email\/(register|login)\/verify-code|api-keys\/test)$/,
+		pattern: /^\/(auth\/email\/(register|login)\/verify-code|api-keys\/test)$/i,
 		rule: { name: "code-verification", points: 10, durationSeconds: 15 * 60 },
 	},
-	{ method: "POST", pattern: /^\/(auth\/google\/login|auth\/wallet\/(challenge|verify))$/, rule: { name: "google-wallet", points: 20, durationSeconds: 5 * 60 } },
+	{ method: "POST", pattern: /^\/(auth\/google\/login|(.+\/)?wallet\/(challenge|verify))$/i, rule: { name: "google-wallet", points: 20, durationSeconds: 5 * 60 } },
 	{
 		method: "POST",
-		pattern: /^\/(widgets\/[^/]+\/checkout|pay\/[^/]+\/(confirm|cancel))$/,
+		pattern: /^\/(widgets\/[^/]+\/checkout|pay\/[^/]+\/(confirm|cancel))$/i,
 		rule: { name: "checkout", points: 30, durationSeconds: 60 },
 	},
 ];
@@ -100,8 +109,10 @@ export class GatewayRateLimiter {
 		return limiter;
 	}
 
+	/** The per-IP rule of a route, by method and path below /api/v1 (the alias path or the request path). */
 	endpointRule(method: string, path: string): LimitRule | null {
-		const match = ENDPOINT_RULES.find(r => r.method === method && r.pattern.test(path));
+		const p = path.length > 1 ? path.replace(/\/+$/, "") : path;
+		const match = ENDPOINT_RULES.find(r => r.method === method.toUpperCase() && r.pattern.test(p));
 		return match ? match.rule : null;
 	}
 
@@ -135,4 +146,22 @@ export function rateLimitHeaders(states: LimitState[]): Record<string, string> {
 		"X-RateLimit-Remaining": String(tightest.remaining),
 		"X-RateLimit-Reset": String(tightest.resetAt),
 	};
+}
+
+/**
+ * The counter key of a client address. IPv4 as is; IPv6 by its /64 network, because one
+ * subscriber usually holds a whole /64 and could otherwise rotate addresses to dodge limits.
+ * IPv4-mapped IPv6 (`::ffff:1.2.3.4`) counts as the IPv4 address.
+ */
+export function limitKeyForIp(ip: string): string {
+	const addr = ip.trim().toLowerCase().replace(/%.*$/, "");
+	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(addr);
+	if (mapped) return mapped[1];
+	if (!net.isIPv6(addr)) return addr;
+	const [head, tail = ""] = addr.split("::");
+	const h = head ? head.split(":") : [];
+	const t = addr.includes("::") && tail ? tail.split(":") : [];
+	// An embedded IPv4 tail (::1.2.3.4) stands for two groups; only the first four groups matter here.
+	const groups = addr.includes("::") ? [...h, ...Array(Math.max(0, 8 - h.length - t.length)).fill("0"), ...t] : h;
+	return `${groups.slice(0, 4).map(g => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
 }

@@ -1,47 +1,77 @@
 /**
  * The REST gateway at /api/v1 (moleculer-web). Routes come from the `rest` declarations of the
  * services' actions (autoAliases), so the gateway knows no business logic. Per request it:
- * picks the language, applies per-IP endpoint limits, resolves the caller once into ctx.meta
- * (JWT bearer or Basic API key), applies the identity/IP profile limit, checks the action's
- * declared `auth` requirement, and shapes every error as `{ statusCode, message, error, errors? }`.
+ * picks the language, applies per-IP endpoint limits (and the `ip` profile), checks the body's
+ * type and shape, resolves the caller once into ctx.meta (JWT bearer or Basic API key), applies
+ * the identity profile limit, checks the action's declared `auth` requirement, and shapes every
+ * error as `{ statusCode, message, error, errors? }`. See docs/gateway.md.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import crypto from "node:crypto";
+import type { IncomingMessage, ServerResponse, Server } from "node:http";
+import net, { type Socket } from "node:net";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import jwt from "jsonwebtoken";
 import { appOf } from "../lib/app";
 import { pickLang, translate } from "../lib/i18n";
-import { STATUS_PHRASES, httpError, unauthorized } from "../lib/errors";
-import { GatewayRateLimiter, LimitState, PROFILE_RULES, RateLimitExceededError, rateLimitHeaders } from "../lib/rate-limit";
+import { STATUS_PHRASES, badRequest, httpError, serviceUnavailable, unauthorized } from "../lib/errors";
+import { digest } from "../lib/crypto";
+import { GatewayRateLimiter, LimitRule, LimitState, PROFILE_RULES, RateLimitExceededError, limitKeyForIp, rateLimitHeaders } from "../lib/rate-limit";
 import { TtlCache } from "../lib/ttl-cache";
 import type { AuthApiKey, AuthMeta, AuthRequirement, AuthUser } from "../lib/meta";
 import { verifyRecaptcha } from "../lib/recaptcha";
 import pkg from "../package.json";
 
+interface GatewayAlias {
+	path: string;
+	fullPath: string;
+	method: string;
+	type?: string;
+	keys?: Array<{ name: string | number }>;
+}
+
 interface GatewayRequest extends IncomingMessage {
 	$ctx: Context<unknown, AuthMeta>;
 	$action?: { auth?: AuthRequirement; recaptcha?: boolean; name: string };
 	$route?: unknown;
-	$alias?: { path: string; method: string };
+	$alias?: GatewayAlias;
+	$params?: Record<string, unknown>;
+	$startTime?: [number, number];
+	body?: unknown;
+	query?: Record<string, unknown>;
 	parsedUrl?: string;
 	originalUrl?: string;
 	url: string;
 	$rateLimitStates?: LimitState[];
+	rawBody?: Buffer;
 }
+
+type RefreshMeta = AuthMeta & { refresh?: { sessionId: string; nonce: unknown; userId: number } };
+/** The raw JSON body of a request that carries `x-webhook-signature`, as received (UTF-8). */
+type RawBodyMeta = AuthMeta & { rawBody?: string };
 
 interface GatewayVars {
 	limiter: GatewayRateLimiter;
 	sessionCache: TtlCache<string, boolean>;
 	keyCache: TtlCache<string, AuthApiKey | null>;
+	/** Per-process key for the API key cache's keys: credentials never sit in memory as map keys. */
+	cacheKeySalt: string;
+	unavailableWarnedAt: number;
+	server: Server;
 }
 
 interface GatewayMethods {
 	clientIp(req: GatewayRequest): string;
-	resolveBearer(ctx: Context<unknown, AuthMeta>, token: string, requirement: AuthRequirement | undefined): Promise<void>;
-	resolveBasic(ctx: Context<unknown, AuthMeta>, header: string): Promise<void>;
-	applyLimit(req: GatewayRequest, res: ServerResponse, rule: { name: string; points: number; durationSeconds: number }, key: string): Promise<void>;
-	sendErrorBody(req: GatewayRequest, res: ServerResponse, err: any): void;
+	resolveCredential(ctx: Context<unknown, AuthMeta>, header: string, requirement: AuthRequirement): Promise<void>;
+	resolveBearer(ctx: Context<unknown, AuthMeta>, token: string, requirement: AuthRequirement): Promise<void>;
+	resolveBasic(ctx: Context<unknown, AuthMeta>, value: string, requirement: AuthRequirement): Promise<void>;
+	sessionActive(ctx: Context<unknown, AuthMeta>, sessionId: string, requirement: AuthRequirement): Promise<boolean | null>;
+	verifierFailed(err: unknown, requirement: AuthRequirement, what: string, scheme: "bearer" | "basic"): null;
+	applyLimit(req: GatewayRequest, res: ServerResponse, rule: LimitRule, key: string): Promise<void>;
+	sendErrorBody(req: GatewayRequest, res: ServerResponse, err: unknown): void;
 	beforeCall(ctx: Context<unknown, AuthMeta>, req: GatewayRequest, res: ServerResponse): Promise<void>;
+	sendError(req: GatewayRequest, res: ServerResponse, err: unknown): void;
+	logResponse(req: GatewayRequest, res: ServerResponse): void;
 }
 
 type GatewayThis = Service<Record<string, any>> & GatewayVars & GatewayMethods;
@@ -50,24 +80,119 @@ const API_PREFIX = "/api/v1";
 
 /** Session validity and key look-ups are cached briefly; logout/revocation clear them on every node by event. */
 const AUTH_CACHE_TTL_MS = 30_000;
+const AUTH_CACHE_MAX_ENTRIES = 100_000;
+/** Look-ups of the caller must not hold a request for the full call timeout. */
+const AUTH_CALL_TIMEOUT_MS = 5_000;
+const MAX_TOKEN_LENGTH = 4096;
+/** Key and secret of Basic credentials: printable ASCII, bounded (real ones are ~40 and ~56 characters). */
+const CREDENTIAL_PART = /^[\x21-\x7e]{1,256}$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const USER_ROLES = ["admin", "user"];
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Error names of Moleculer that mean "the service that should answer is not there (now)". */
+const UNAVAILABLE_ERRORS = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError"]);
 
-function pathBelowPrefix(req: GatewayRequest): string {
-	const url = (req.originalUrl || req.url || "").split("?")[0];
-	return url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || "/" : url;
+function statusOf(err: unknown): number {
+	const code = Number((err as { code?: unknown })?.code);
+	return Number.isInteger(code) ? code : 500;
 }
 
-const ApiService: ServiceSchema<Record<string, any>, GatewayMethods & Record<string, any>, GatewayVars> = {
+/** Path of the request below /api/v1, without query or trailing slash (for logs and unrouted requests). */
+function requestPath(req: GatewayRequest): string {
+	const url = (req.originalUrl || req.url || "").split("?")[0];
+	const below = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : url;
+	return below.replace(/\/+$/, "") || "/";
+}
+
+/** The route that serves the request, below /api/v1 (`/pay/:slug/confirm`), else the request path. */
+function routePath(req: GatewayRequest): string {
+	const full = req.$alias?.fullPath;
+	if (typeof full !== "string") return requestPath(req);
+	return full.startsWith(API_PREFIX) ? full.slice(API_PREFIX.length) || "/" : full;
+}
+
+/** The info endpoint is exempt from the profile limits (health checks, uptime monitors); see docs/gateway.md. */
+function countsTowardsProfile(req: GatewayRequest): boolean {
+	return req.$action?.name !== "api.info";
+}
+
+function hasBody(req: IncomingMessage): boolean {
+	const length = req.headers["content-length"];
+	return (length !== undefined && Number(length) > 0) || req.headers["transfer-encoding"] !== undefined;
+}
+
+function header(req: IncomingMessage, name: string, maxLength = 2048): string | undefined {
+	const value = req.headers[name];
+	const first = Array.isArray(value) ? value[0] : value;
+	return typeof first === "string" && first && first.length <= maxLength ? first : undefined;
+}
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const MULTIPART_TYPE = /^multipart\/form-data\s*;.*boundary=/i;
+
+/**
+ * Requests with a body must say what it is and send what the API takes: a JSON object (or a
+ * multipart form where the route takes uploads). Anything else is 400, never silently ignored.
+ */
+function checkBody(req: GatewayRequest): void {
+	if (!hasBody(req)) return;
+	const type = header(req, "content-type") || "";
+	const aliasType = req.$alias?.type;
+	if (aliasType === "multipart") {
+		if (!MULTIPART_TYPE.test(type)) throw badRequest("Content-Type must be multipart/form-data");
+		return;
+	}
+	if (aliasType === "stream") return;
+	if (!JSON_TYPE.test(type)) throw badRequest("Content-Type must be application/json");
+	const body = req.body;
+	if (body === null || typeof body !== "object" || Array.isArray(body)) throw badRequest("Request body must be a JSON object");
+}
+
+/**
+ * moleculer-web merges query, then path parameters over the body; a query parameter would so
+ * override a body field of the same name. The body wins over the query; path parameters win over both.
+ */
+function bodyOverQuery(req: GatewayRequest): void {
+	const { body, query, $params: params, $alias: alias } = req;
+	if (!params || !query || !body || typeof body !== "object" || Array.isArray(body) || alias?.type === "multipart") return;
+	const pathKeys = new Set((alias?.keys || []).map(k => String(k.name)));
+	for (const key of Object.keys(body)) {
+		if (!pathKeys.has(key) && Object.prototype.hasOwnProperty.call(query, key)) params[key] = (body as Record<string, unknown>)[key];
+	}
+}
+
+function elapsedMs(start: [number, number] | undefined): string {
+	if (!start) return "";
+	const [s, ns] = process.hrtime(start);
+	return ` [+${(s * 1000 + ns / 1e6).toFixed(1)} ms]`;
+}
+
+/** Moleculer runs `merged(schema)` after mixins are applied; its typings do not declare the hook. */
+type GatewaySchema = ServiceSchema<Record<string, any>, GatewayMethods & Record<string, any>, GatewayVars> & {
+	merged(this: Service, schema: ServiceSchema<Record<string, any>>): void;
+};
+
+const ApiService: GatewaySchema = {
 	name: "api",
 	mixins: [ApiGateway],
 
 	settings: {
 		port: 3000,
 		ip: "0.0.0.0",
+		// No per-request logging unless LOG_REQUESTS=true (merged() below); never params, bodies or headers.
 		log4XXResponses: false,
 		logRequest: null,
 		logResponse: null,
 		logRequestParams: null,
 		logResponseData: null,
+		logRouteRegistration: "debug",
+		// Slow clients cannot hold a connection open for minutes (moleculer-web's default is 5).
+		requestTimeout: 60_000,
+		qsOptions: { depth: 5, arrayLimit: 50, parameterLimit: 200 },
+		rootCallOptions(options: { requestID?: unknown }) {
+			// X-Request-ID / X-Correlation-ID are echoed and logged: accept only a plain bounded token.
+			if (typeof options.requestID !== "string" || !REQUEST_ID.test(options.requestID)) delete options.requestID;
+		},
 		routes: [
 			{
 				name: "v1",
@@ -77,7 +202,22 @@ const ApiService: ServiceSchema<Record<string, any>, GatewayMethods & Record<str
 				mergeParams: true,
 				authentication: true,
 				authorization: true,
-				bodyParsers: { json: { strict: false, limit: "1mb" }, urlencoded: false },
+				bodyParsers: {
+					json: {
+						// Any JSON value parses, so a non-object body gets a clear 400 from checkBody.
+						strict: false,
+						limit: "1mb",
+						// Compressed request bodies are refused (decompression costs CPU and hides sizes).
+						inflate: false,
+						// `__proto__` keys are dropped so a body can never swap the params' prototype.
+						reviver: (key: string, value: unknown) => (key === "__proto__" ? undefined : value),
+						// Signed requests (inbound webhooks) are verified over the exact bytes received.
+						verify: (req: GatewayRequest, _res: ServerResponse, buf: Buffer) => {
+							if (req.headers["x-webhook-signature"] !== undefined) req.rawBody = buf;
+						},
+					},
+					urlencoded: false,
+				},
 				callOptions: { timeout: 30_000 },
 				aliases: {
 					"GET /": "api.info",
@@ -85,58 +225,113 @@ const ApiService: ServiceSchema<Record<string, any>, GatewayMethods & Record<str
 				onBeforeCall(this: GatewayThis, ctx: Context<unknown, AuthMeta>, _route: unknown, req: GatewayRequest, res: ServerResponse) {
 					return this.beforeCall(ctx, req, res);
 				},
-				onAfterCall(this: GatewayThis, ctx: Context<unknown, AuthMeta>, _route: unknown, req: GatewayRequest, res: ServerResponse, data: unknown) {
+				// Also called by moleculer-web's multipart handler with another `this`: keep it free of `this`.
+				onAfterCall(ctx: Context<unknown, AuthMeta>, _route: unknown, req: GatewayRequest, res: ServerResponse, data: unknown) {
 					for (const [k, v] of Object.entries(rateLimitHeaders(req.$rateLimitStates || []))) res.setHeader(k, v);
 					return data;
 				},
 			},
 		],
-		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: any) {
+		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
 			this.sendErrorBody(req, res, err);
 		},
 	},
 
+	/** Settings that depend on the configuration; runs before moleculer-web builds its routes. */
+	merged(this: Service, schema: ServiceSchema<Record<string, any>>) {
+		const { config } = appOf(this.broker);
+		const settings = { ...schema.settings };
+		settings.port = config.port;
+		settings.logRequest = config.logRequests ? "info" : null;
+		settings.logResponse = config.logRequests ? "info" : null;
+		if (config.corsOrigins.length > 0) {
+			// Browser clients on other origins (dashboard). Preflights are answered by moleculer-web
+			// before any limit, credential or action is involved. The hosted pages' own origin is
+			// always allowed (browsers send Origin on same-origin POSTs too).
+			const own = new URL(config.publicUrl).origin;
+			const cors = {
+				origin: config.corsOrigins.includes("*") ? "*" : [...new Set([...config.corsOrigins, own])],
+				methods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+				allowedHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "x-custom-lang", "x-organization-id", "x-recaptcha-token", "x-request-id"],
+				exposedHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-ID"],
+				credentials: false,
+				maxAge: 600,
+			};
+			settings.routes = (settings.routes as Array<Record<string, unknown>>).map(r => (r.name === "v1" ? { ...r, cors } : r));
+		}
+		schema.settings = settings;
+	},
+
 	actions: {
+		// moleculer-web's alias listing would be published as GET /api/v1/api/list-aliases.
+		listAliases: false,
 		info: {
 			auth: "public",
-			handler(this: any) {
-				const { config } = appOf(this.broker);
+			handler(this: Service) {
+				const { config, clock } = appOf(this.broker);
 				return {
 					name: "Crypto Payment Gateway",
 					version: pkg.version,
 					apiVersion: "v1",
 					environment: config.env,
-					nodeID: this.broker.nodeID,
 					publicUrl: config.publicUrl,
-					time: new Date().toISOString(),
+					time: clock.now().toISOString(),
 				};
 			},
 		},
 	},
 
 	events: {
-		/** Logout, password change, account deletion: sessions end at once on every gateway node. */
-		"auth.sessions.ended"(this: GatewayThis, ctx: Context<{ sessionIds: string[] }>) {
-			for (const id of ctx.params.sessionIds || []) this.sessionCache.delete(id);
+		/**
+		 * moleculer-web builds the routes 0.5 s after services change (debounced). Services started
+		 * with this node are all registered now: build at once, so the node answers its routes from
+		 * the moment it has started instead of 404 for half a second.
+		 */
+		"$broker.started"(this: GatewayThis) {
+			for (const route of (this as unknown as { routes: Array<{ opts: { autoAliases?: boolean } }> }).routes) {
+				if (route.opts.autoAliases) (this as unknown as { regenerateAutoAliases(r: unknown): void }).regenerateAutoAliases(route);
+			}
 		},
-		/** Revocation or change of a key. */
+		/**
+		 * Logout, refresh-token reuse, password change, account deletion: `{ sessionIds }` (or
+		 * `{ userId }` alone, which drops every cached session). Ended sessions never come back,
+		 * so they are remembered as ended rather than forgotten.
+		 */
+		"auth.sessions.ended"(this: GatewayThis, ctx: Context<{ sessionIds?: unknown; sessionId?: unknown }>) {
+			const params = ctx.params || {};
+			const ids = Array.isArray(params.sessionIds) ? params.sessionIds : typeof params.sessionId === "string" ? [params.sessionId] : null;
+			if (!ids) return void this.sessionCache.clear();
+			for (const id of ids) {
+				if (typeof id !== "string") continue;
+				this.sessionCache.delete(id);
+				this.sessionCache.set(id, false);
+			}
+		},
+		/** Revocation or change of a key: the cache is keyed by credential digest, so all of it goes. */
 		"keys.changed"(this: GatewayThis) {
 			this.keyCache.clear();
 		},
 	},
 
 	methods: {
-		clientIp(req: GatewayRequest): string {
-			const { config } = appOf((this as any).broker);
-			if (config.trustProxy) {
-				const fwd = req.headers["x-forwarded-for"];
-				const first = (Array.isArray(fwd) ? fwd[0] : fwd || "").split(",")[0].trim();
-				if (first) return first;
+		clientIp(this: GatewayThis, req: GatewayRequest): string {
+			const { config } = appOf(this.broker);
+			const socketIp = req.socket?.remoteAddress || "unknown";
+			if (config.trustProxyHops > 0) {
+				// Each trusted proxy appends the address it received from; entries further left are
+				// whatever the client wrote, so count from the right.
+				const raw = req.headers["x-forwarded-for"];
+				const hops = (Array.isArray(raw) ? raw.join(",") : raw || "")
+					.split(",")
+					.map(s => s.trim())
+					.filter(Boolean);
+				const candidate = hops[Math.max(0, hops.length - config.trustProxyHops)];
+				if (candidate && net.isIP(candidate)) return candidate;
 			}
-			return req.socket?.remoteAddress || "unknown";
+			return socketIp;
 		},
 
-		async applyLimit(this: GatewayThis, req: GatewayRequest, res: ServerResponse, rule, key: string) {
+		async applyLimit(this: GatewayThis, req: GatewayRequest, res: ServerResponse, rule: LimitRule, key: string) {
 			try {
 				const state = await this.limiter.consume(rule, key);
 				(req.$rateLimitStates ||= []).push(state);
@@ -150,100 +345,177 @@ const ApiService: ServiceSchema<Record<string, any>, GatewayMethods & Record<str
 			}
 		},
 
-		/** Before authentication: language, client facts, per-IP limits of sensitive endpoints. */
+		/** Before authentication: language, client facts, per-IP limits, body checks. */
 		async beforeCall(this: GatewayThis, ctx: Context<unknown, AuthMeta>, req: GatewayRequest, res: ServerResponse) {
 			ctx.meta.lang = pickLang(req.headers["x-custom-lang"]);
+			// CORS preflights never get here (moleculer-web answers them when CORS is on); any other
+			// OPTIONS would run the action of the GET route.
+			if (req.method === "OPTIONS") throw httpError(405, "Method Not Allowed");
 			ctx.meta.ip = this.clientIp(req);
-			const origin = req.headers.origin || req.headers.referer;
-			if (typeof origin === "string" && origin) ctx.meta.origin = origin;
-			if (typeof req.headers["user-agent"] === "string") ctx.meta.userAgent = req.headers["user-agent"];
-			const orgHeader = req.headers["x-organization-id"];
-			if (typeof orgHeader === "string" && orgHeader) ctx.meta.organizationId = orgHeader;
-			const recaptcha = req.headers["x-recaptcha-token"];
-			if (typeof recaptcha === "string") ctx.meta.recaptchaToken = recaptcha;
-			if (!this.limiter.enabled) return;
-			const rule = this.limiter.endpointRule(req.method || "GET", pathBelowPrefix(req));
-			if (rule) await this.applyLimit(req, res, rule, ctx.meta.ip);
+			const origin = header(req, "origin") || header(req, "referer");
+			if (origin) ctx.meta.origin = origin;
+			const userAgent = header(req, "user-agent", 512);
+			if (userAgent) ctx.meta.userAgent = userAgent;
+			const org = header(req, "x-organization-id", 64);
+			if (org) ctx.meta.organizationId = org;
+			const recaptcha = header(req, "x-recaptcha-token", 8192);
+			if (recaptcha) ctx.meta.recaptchaToken = recaptcha;
+			if (this.limiter.enabled) {
+				const ipKey = limitKeyForIp(ctx.meta.ip);
+				const rule = this.limiter.endpointRule(req.method || "GET", routePath(req));
+				// Limits come before any validation: a rejected request still counts.
+				if (rule) await this.applyLimit(req, res, rule, ipKey);
+				if (this.limiter.mode === "ip" && countsTowardsProfile(req)) await this.applyLimit(req, res, PROFILE_RULES.ip, ipKey);
+			}
+			checkBody(req);
+			bodyOverQuery(req);
+			if (req.rawBody) (ctx.meta as RawBodyMeta).rawBody = req.rawBody.toString("utf8");
 		},
 
-		async resolveBearer(this: GatewayThis, ctx: Context<unknown, AuthMeta>, token: string, requirement: AuthRequirement | undefined) {
-			const { config } = appOf(this.broker);
+		async resolveCredential(this: GatewayThis, ctx: Context<unknown, AuthMeta>, value: string, requirement: AuthRequirement) {
+			const m = /^(\S+)\s+(\S+)$/.exec(value);
+			if (!m) throw unauthorized("Unauthorized");
+			const scheme = m[1].toLowerCase();
+			if (scheme === "bearer") return this.resolveBearer(ctx, m[2], requirement);
+			if (scheme === "basic") return this.resolveBasic(ctx, m[2], requirement);
+			throw unauthorized("Unauthorized");
+		},
+
+		async resolveBearer(this: GatewayThis, ctx: Context<unknown, AuthMeta>, token: string, requirement: AuthRequirement) {
+			if (token.length > MAX_TOKEN_LENGTH) throw unauthorized("Invalid token");
+			const { config, clock } = appOf(this.broker);
 			const isRefresh = requirement === "refresh";
 			let claims: jwt.JwtPayload;
 			try {
-				claims = jwt.verify(token, isRefresh ? config.secrets.refresh : config.secrets.jwt, { algorithms: ["HS256"] }) as jwt.JwtPayload;
+				// HS256 only: `none` and public-key algorithms are refused. Time is the app clock (tests move it).
+				const verified = jwt.verify(token, isRefresh ? config.secrets.refresh : config.secrets.jwt, {
+					algorithms: ["HS256"],
+					clockTimestamp: Math.floor(clock.now().getTime() / 1000),
+				});
+				if (typeof verified !== "object" || verified === null) throw new Error("payload is not an object");
+				claims = verified;
 			} catch (err) {
 				if (err instanceof jwt.TokenExpiredError) throw unauthorized("Token expired");
 				throw unauthorized("Invalid token");
 			}
+			const userId = Number(claims.sub);
+			const sessionId = claims.sid;
+			if (!Number.isSafeInteger(userId) || userId <= 0 || typeof sessionId !== "string" || !sessionId || sessionId.length > 64) {
+				throw unauthorized("Invalid token");
+			}
 			if (isRefresh) {
 				// The refresh action itself checks rotation; the gateway only hands it the verified claims.
-				if (claims.typ !== "refresh" || typeof claims.sid !== "string") throw unauthorized("Invalid token");
-				(ctx.meta as AuthMeta & { refresh?: unknown }).refresh = { sessionId: claims.sid, nonce: claims.nonce, userId: Number(claims.sub) };
+				if (claims.typ !== "refresh") throw unauthorized("Invalid token");
+				(ctx.meta as RefreshMeta).refresh = { sessionId, nonce: claims.nonce, userId };
 				return;
 			}
-			if (claims.typ !== "access" || typeof claims.sid !== "string" || !claims.sub) throw unauthorized("Invalid token");
-			let active = this.sessionCache.get(claims.sid);
-			if (active === undefined) {
-				active = (await ctx.call("auth.sessionActive", { sessionId: claims.sid })) as boolean;
-				this.sessionCache.set(claims.sid, active);
-			}
+			if (claims.typ !== "access" || !USER_ROLES.includes(claims.role)) throw unauthorized("Invalid token");
+			const active = await this.sessionActive(ctx, sessionId, requirement);
+			if (active === null) return;
 			if (!active) throw unauthorized("Session ended");
-			const user: AuthUser = { id: Number(claims.sub), role: claims.role, sessionId: claims.sid };
+			const user: AuthUser = { id: userId, role: claims.role, sessionId };
 			ctx.meta.user = user;
 		},
 
-		async resolveBasic(this: GatewayThis, ctx: Context<unknown, AuthMeta>, header: string) {
-			let decoded = "";
+		/** `true`/`false`, or `null` when the auth service cannot answer and the route is public. */
+		async sessionActive(this: GatewayThis, ctx: Context<unknown, AuthMeta>, sessionId: string, requirement: AuthRequirement) {
+			const cached = this.sessionCache.get(sessionId);
+			if (cached !== undefined) return cached;
+			const generation = this.sessionCache.generation;
+			let active: boolean;
 			try {
-				decoded = Buffer.from(header, "base64").toString("utf8");
-			} catch {
-				throw unauthorized("Invalid API key");
+				active = (await ctx.call("auth.sessionActive", { sessionId }, { timeout: AUTH_CALL_TIMEOUT_MS })) === true;
+			} catch (err) {
+				return this.verifierFailed(err, requirement, "Invalid token", "bearer");
 			}
+			// Not stored if the session ended while we were asking.
+			this.sessionCache.set(sessionId, active, generation);
+			return active;
+		},
+
+		async resolveBasic(this: GatewayThis, ctx: Context<unknown, AuthMeta>, value: string, requirement: AuthRequirement) {
+			if (value.length > 1024 || !BASE64.test(value)) throw unauthorized("Invalid API key");
+			const decoded = Buffer.from(value, "base64").toString("utf8");
 			const sep = decoded.indexOf(":");
-			if (sep <= 0) throw unauthorized("Invalid API key");
-			const key = decoded.slice(0, sep);
-			const secret = decoded.slice(sep + 1);
-			const cacheKey = `${key}:${secret}`;
+			const key = sep > 0 ? decoded.slice(0, sep) : "";
+			const secret = sep > 0 ? decoded.slice(sep + 1) : "";
+			if (!CREDENTIAL_PART.test(key) || !CREDENTIAL_PART.test(secret)) throw unauthorized("Invalid API key");
+			const cacheKey = digest(`${key}:${secret}`, this.cacheKeySalt);
 			let principal = this.keyCache.get(cacheKey);
 			if (principal === undefined) {
-				principal = (await ctx.call("keys.authenticate", { key, secret })) as AuthApiKey | null;
-				this.keyCache.set(cacheKey, principal);
+				const generation = this.keyCache.generation;
+				let found: unknown;
+				try {
+					found = await ctx.call("keys.authenticate", { key, secret }, { timeout: AUTH_CALL_TIMEOUT_MS });
+				} catch (err) {
+					this.verifierFailed(err, requirement, "Invalid API key", "basic");
+					return;
+				}
+				const p = found as Partial<AuthApiKey> | null;
+				principal = p && Number.isSafeInteger(p.id) && typeof p.organizationId === "string" && (p.mode === "live" || p.mode === "sandbox")
+					? { id: p.id as number, organizationId: p.organizationId, mode: p.mode }
+					: null;
+				// Not stored if a key changed while we were asking (a revocation must win).
+				this.keyCache.set(cacheKey, principal, generation);
 			}
 			if (!principal) throw unauthorized("Invalid API key");
 			ctx.meta.apiKey = principal;
 		},
 
-		/** Resolves the caller (when a credential is presented) and applies the profile limit. */
+		/**
+		 * The service that verifies a credential failed. Its client errors mean "not valid" (401).
+		 * If it is absent, the request goes on anonymously where this credential was not needed
+		 * anyway (public routes; a key on a token-only route and the reverse, which authorize then
+		 * refuses with 401); where it was needed, 503. Anything else is a real failure.
+		 */
+		verifierFailed(this: GatewayThis, err: unknown, requirement: AuthRequirement, what: string, scheme: "bearer" | "basic"): null {
+			const name = (err as { name?: string })?.name || "";
+			const status = statusOf(err);
+			// Moleculer's "no such service" errors carry 404: check them first.
+			if (UNAVAILABLE_ERRORS.has(name) || status === 503) {
+				const needed = scheme === "basic" ? ["key", "any"] : ["jwt", "admin", "any", "refresh"];
+				// Once a minute at most: during an outage every request with a credential lands here.
+				const now = Date.now();
+				if (now - this.unavailableWarnedAt > 60_000) {
+					this.unavailableWarnedAt = now;
+					this.logger.warn(`Credential check unavailable (${name || status}): routes that need the credential answer 503`);
+				}
+				if (!needed.includes(requirement)) return null;
+				throw serviceUnavailable();
+			}
+			if (status >= 400 && status < 500) throw unauthorized(what);
+			throw err;
+		},
+
+		/** Resolves the caller (when a credential is presented) and applies the identity profile limit. */
 		async authenticate(this: GatewayThis, ctx: Context<unknown, AuthMeta>, _route: unknown, req: GatewayRequest, res: ServerResponse) {
-			const requirement = req.$action?.auth;
-			const header = req.headers.authorization;
-			if (typeof header === "string" && header.trim()) {
-				const [scheme, ...rest] = header.trim().split(/\s+/);
-				const value = rest.join(" ");
-				if (/^bearer$/i.test(scheme) && value) await this.resolveBearer(ctx, value, requirement);
-				else if (/^basic$/i.test(scheme) && value) await this.resolveBasic(ctx, value);
-				else throw unauthorized("Unauthorized");
+			const requirement: AuthRequirement = req.$action?.auth || "public";
+			const value = header(req, "authorization", 8192) ?? (req.headers.authorization ? "invalid" : undefined);
+			const identity = this.limiter.enabled && this.limiter.mode === "identity";
+			const ipKey = limitKeyForIp(ctx.meta.ip || "unknown");
+			if (value !== undefined && value.trim()) {
+				try {
+					await this.resolveCredential(ctx, value.trim(), requirement);
+				} catch (err) {
+					// Failed credentials spend the address's anonymous budget, so guessing keys or tokens is throttled.
+					if (identity && statusOf(err) === 401) await this.applyLimit(req, res, PROFILE_RULES.anonymous, ipKey);
+					throw err;
+				}
 			}
-			if (!this.limiter.enabled) return null;
-			const ip = ctx.meta.ip || "unknown";
-			if (this.limiter.mode === "ip") {
-				await this.applyLimit(req, res, PROFILE_RULES.ip, ip);
-			} else if (ctx.meta.apiKey) {
-				await this.applyLimit(req, res, PROFILE_RULES.identity, `key:${ctx.meta.apiKey.id}`);
-			} else if (ctx.meta.user) {
-				await this.applyLimit(req, res, PROFILE_RULES.identity, `user:${ctx.meta.user.id}`);
-			} else {
-				await this.applyLimit(req, res, PROFILE_RULES.anonymous, ip);
+			if (identity && countsTowardsProfile(req)) {
+				if (ctx.meta.apiKey) await this.applyLimit(req, res, PROFILE_RULES.identity, `key:${ctx.meta.apiKey.id}`);
+				else if (ctx.meta.user) await this.applyLimit(req, res, PROFILE_RULES.identity, `user:${ctx.meta.user.id}`);
+				else await this.applyLimit(req, res, PROFILE_RULES.anonymous, ipKey);
 			}
-			return null;
+			// moleculer-web stores the return value as ctx.meta.user.
+			return ctx.meta.user || null;
 		},
 
 		/** Checks what the action declared it needs (`auth`), and the bot check where configured. */
 		async authorize(this: GatewayThis, ctx: Context<unknown, AuthMeta>, _route: unknown, req: GatewayRequest) {
 			const requirement: AuthRequirement = req.$action?.auth || "public";
 			const { user, apiKey } = ctx.meta;
-			const refresh = (ctx.meta as { refresh?: unknown }).refresh;
+			const refresh = (ctx.meta as RefreshMeta).refresh;
 			switch (requirement) {
 				case "jwt":
 					if (!user) throw unauthorized();
@@ -261,8 +533,11 @@ const ApiService: ServiceSchema<Record<string, any>, GatewayMethods & Record<str
 				case "refresh":
 					if (!refresh) throw unauthorized();
 					break;
-				default:
+				case "public":
 					break;
+				default:
+					// An unknown requirement is a programming error: refuse rather than expose the action.
+					throw unauthorized();
 			}
 			if (req.$action?.recaptcha) {
 				const { config } = appOf(this.broker);
@@ -270,82 +545,197 @@ const ApiService: ServiceSchema<Record<string, any>, GatewayMethods & Record<str
 			}
 		},
 
-		sendErrorBody(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: any) {
+		/** Every failure goes through onError (moleculer-web's own handler would log client errors as errors). */
+		errorHandler(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
+			this.sendError(req, res, err);
+		},
+
+		sendErrorBody(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
 			const lang = req.$ctx?.meta?.lang || pickLang(req.headers["x-custom-lang"]);
-			const body = toErrorBody(err);
-			if (body.statusCode >= 500) {
-				this.logger.error("Request failed:", req.method, pathBelowPrefix(req), err && err.stack ? err.stack : err);
+			const body = toErrorBody(err, { multipart: req.$alias?.type === "multipart" });
+			if (body.statusCode === 503) {
+				this.logger.warn("Service unavailable:", req.method, requestPath(req), (err as Error)?.name, (err as Error)?.message);
+			} else if (body.statusCode >= 500) {
+				// The stack stays in the server log; the client gets the bare 500.
+				this.logger.error("Request failed:", req.method, requestPath(req), err instanceof Error && err.stack ? err.stack : err);
 			}
 			body.message = translate(body.message, lang);
-			if (res.headersSent) return void res.end();
+			if (res.headersSent) {
+				res.end();
+				return;
+			}
 			res.statusCode = body.statusCode;
 			res.setHeader("Content-Type", "application/json; charset=utf-8");
+			res.setHeader("Cache-Control", "no-store");
 			res.end(JSON.stringify(body));
+			this.logResponse(req, res);
+		},
+
+		/**
+		 * moleculer-web warns on every 201 without ctx.meta.$location; our creates answer the new
+		 * resource in the body (as the spec shows), so that warning would only flood the log.
+		 */
+		sendResponse(this: GatewayThis, req: GatewayRequest, res: ServerResponse, data: unknown, action: unknown) {
+			const base = (ApiGateway as unknown as { methods: Record<string, (...a: unknown[]) => unknown> }).methods.sendResponse;
+			const meta = req.$ctx?.meta;
+			if (!(meta?.$statusCode === 201 && !meta.$location)) return base.call(this, req, res, data, action);
+			const logger = this.logger;
+			this.logger = Object.create(logger, { warn: { value: () => undefined } });
+			try {
+				return base.call(this, req, res, data, action);
+			} finally {
+				this.logger = logger;
+			}
+		},
+
+		// Request logs (LOG_REQUESTS=true): method, path without query, status, time. Never headers, params or bodies.
+		logRequest(this: GatewayThis, req: GatewayRequest) {
+			const level = this.settings.logRequest as string | null;
+			if (level && level in this.logger) (this.logger as any)[level](`=> ${req.method} ${API_PREFIX}${requestPath(req)}`);
+		},
+
+		logResponse(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			const level = this.settings.logResponse as string | null;
+			if (level && level in this.logger) {
+				(this.logger as any)[level](`<= ${res.statusCode} ${req.method} ${API_PREFIX}${requestPath(req)}${elapsedMs(req.$startTime)}`);
+			}
 		},
 	},
 
 	created(this: GatewayThis) {
 		const app = appOf(this.broker);
-		this.settings.port = app.config.port;
 		this.limiter = new GatewayRateLimiter({
 			mode: app.config.rateLimit,
 			redis: app.redis,
 			keyPrefix: app.config.redisPrefix,
 			scale: app.config.rateLimitScale,
 		});
-		this.sessionCache = new TtlCache(AUTH_CACHE_TTL_MS, 100_000);
-		this.keyCache = new TtlCache(AUTH_CACHE_TTL_MS, 100_000);
+		this.sessionCache = new TtlCache(AUTH_CACHE_TTL_MS, AUTH_CACHE_MAX_ENTRIES);
+		this.keyCache = new TtlCache(AUTH_CACHE_TTL_MS, AUTH_CACHE_MAX_ENTRIES);
+		this.cacheKeySalt = crypto.randomBytes(32).toString("hex");
+		this.unavailableWarnedAt = 0;
+		// Requests Node's parser rejects (oversized headers, garbage) still get the error shape.
+		this.server?.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+			const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+			if (err.code === "ECONNRESET" || !socket.writable || pending?.headersSent) {
+				socket.destroy();
+				return;
+			}
+			const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+			const body = JSON.stringify({ statusCode: status, message: STATUS_PHRASES[status], error: STATUS_PHRASES[status] });
+			socket.end(
+				`HTTP/1.1 ${status} ${STATUS_PHRASES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+					`Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+			);
+		});
 	},
 };
 
-/**
- * Maps any error to the spec's body. Moleculer validation errors become 400 with `errors` per
- * field; client errors keep their status and data; anything else is a bare 500.
- */
-export function toErrorBody(err: any): { statusCode: number; message: string; error: string; errors?: Record<string, string>; [k: string]: unknown } {
-	const name = err?.name;
-	// Validation: fastest-validator's list of { field, type }.
-	if (name === "ValidationError" && Array.isArray(err.data)) {
-		const errors: Record<string, string> = {};
-		for (const item of err.data as Array<{ field?: string; type?: string }>) {
-			if (item.field && !errors[item.field]) errors[item.field] = item.type || "invalid";
-		}
-		return { statusCode: 400, message: "Validation failed", error: STATUS_PHRASES[400], errors };
-	}
-	// Body parser (raw-body / body-parser) errors carry `status` and `type`.
-	if (err && typeof err.status === "number" && err.type && String(err.type).startsWith("entity.")) {
-		const status = err.status === 413 ? 413 : err.status === 415 ? 415 : 400;
-		const message = err.type === "entity.parse.failed" ? "Invalid JSON body" : STATUS_PHRASES[status];
-		return { statusCode: status, message, error: STATUS_PHRASES[status] };
-	}
-	if (name === "ServiceNotFoundError" || name === "NotFoundError") {
-		return { statusCode: 404, message: "Not Found", error: STATUS_PHRASES[404] };
-	}
-	const code = Number(err?.code);
-	if (Number.isInteger(code) && code >= 400 && code < 500) {
-		const data = err.data && typeof err.data === "object" && !Array.isArray(err.data) ? err.data : {};
-		const { errors, ...extra } = data as { errors?: Record<string, string> };
-		const message = typeof err.message === "string" && err.message ? err.message : STATUS_PHRASES[code] || "Error";
-		// moleculer-web's own 401s ("NO_TOKEN"/"INVALID_TOKEN") and 404s keep our wording.
-		const statusMessage = name === "UnAuthorizedError" ? "Unauthorized" : message;
-		return {
-			statusCode: code,
-			message: statusMessage,
-			error: STATUS_PHRASES[code] || "Error",
-			...(errors ? { errors } : {}),
-			...sanitizeExtra(extra),
-		};
-	}
-	if (name === "ServiceNotAvailableError" || name === "RequestTimeoutError" || code === 503) {
-		return { statusCode: 503, message: "Service Unavailable", error: STATUS_PHRASES[503] };
-	}
-	return { statusCode: 500, message: "Internal Server Error", error: STATUS_PHRASES[500] };
+/** body-parser / raw-body failure types and what the client gets. */
+const BODY_ERRORS: Record<string, { status: number; message: string }> = {
+	"entity.parse.failed": { status: 400, message: "Invalid JSON body" },
+	"entity.verify.failed": { status: 400, message: "Invalid JSON body" },
+	"entity.too.large": { status: 413, message: "Payload Too Large" },
+	"encoding.unsupported": { status: 400, message: "Unsupported Content-Encoding" },
+	"charset.unsupported": { status: 400, message: "Unsupported charset" },
+	"request.aborted": { status: 400, message: "Bad Request" },
+	"request.size.invalid": { status: 400, message: "Bad Request" },
+	"stream.encoding.set": { status: 400, message: "Bad Request" },
+	"stream.not.readable": { status: 400, message: "Bad Request" },
+	"parameters.too.many": { status: 400, message: "Bad Request" },
+};
+
+/** moleculer-web's own errors whose wording (and data) we replace. */
+const GATEWAY_ERRORS: Record<string, { status: number; message: string }> = {
+	NotFoundError: { status: 404, message: "Not Found" },
+	UnAuthorizedError: { status: 401, message: "Unauthorized" },
+	PayloadTooLarge: { status: 413, message: "Payload Too Large" },
+	InvalidRequestBodyError: { status: 400, message: "Invalid JSON body" },
+	RateLimitExceeded: { status: 429, message: "ThrottlerException: Too Many Requests" },
+};
+
+export type ErrorBody = { statusCode: number; message: string; error: string; errors?: Record<string, string>; [k: string]: unknown };
+
+function shaped(status: number, message: string, errors?: Record<string, string>): ErrorBody {
+	return { statusCode: status, message, error: STATUS_PHRASES[status] || "Error", ...(errors ? { errors } : {}) };
 }
 
-/** Only plain values of the error's data reach the body (never stacks or nested errors). */
+/** fastest-validator's list of `{ type, field, actual }` as `{ field: code }`; unknown fields (strict schemas) as `unknownField`. */
+function validationErrors(items: Array<{ field?: string; type?: string; actual?: unknown }>): Record<string, string> {
+	const errors: Record<string, string> = {};
+	for (const item of items) {
+		if (!item || typeof item !== "object") continue;
+		if (item.type === "objectStrict" && typeof item.actual === "string") {
+			for (const extra of item.actual.split(", ").filter(Boolean)) {
+				const field = item.field ? `${item.field}.${extra}` : extra;
+				errors[field] ??= "unknownField";
+			}
+			continue;
+		}
+		// A failure of the whole body (e.g. not an object) has no field.
+		const field = typeof item.field === "string" && item.field ? item.field : "body";
+		errors[field] ??= typeof item.type === "string" ? item.type : "invalid";
+	}
+	return errors;
+}
+
+/**
+ * Maps any error to the spec's body. Validation errors become 400 with `errors` per field;
+ * client errors keep their status, `errors` and plain extra fields (e.g. `canRetryAt`, `code`);
+ * a missing or unreachable service is 503; anything else is a bare 500.
+ * `multipart`: the request was an upload, so parser failures from busboy are the client's.
+ */
+export function toErrorBody(err: any, opts: { multipart?: boolean } = {}): ErrorBody {
+	if (!err || typeof err !== "object") return shaped(500, "Internal Server Error");
+	const name = typeof err.name === "string" ? err.name : "";
+	// Validation: fastest-validator's list of { field, type }.
+	if (name === "ValidationError" && Array.isArray(err.data)) {
+		return shaped(400, "Validation failed", validationErrors(err.data));
+	}
+	// Body parser errors (moleculer-web rewraps them as MoleculerError keeping `type`).
+	if (typeof err.type === "string" && BODY_ERRORS[err.type]) {
+		const { status, message } = BODY_ERRORS[err.type];
+		return shaped(status, message);
+	}
+	// A path parameter that is not valid percent-encoding.
+	if (name === "BadRequestError" && err.type === "UNABLE_DECODE_PARAM") return shaped(400, "Invalid URL encoding");
+	if (name === "ForbiddenError" && err.type === "ORIGIN_NOT_ALLOWED") return shaped(403, "Origin not allowed");
+	if (GATEWAY_ERRORS[name]) return shaped(GATEWAY_ERRORS[name].status, GATEWAY_ERRORS[name].message);
+	// With autoAliases every route's service exists when the route does; a missing service here is
+	// one that an action depends on, or one that just left: unavailable, not "no such resource".
+	if (UNAVAILABLE_ERRORS.has(name) || name === "ServiceUnavailableError") return shaped(503, "Service Unavailable");
+	const code = Number(err.code);
+	if (Number.isInteger(code) && code >= 400 && code < 500) {
+		const data = err.data && typeof err.data === "object" && !Array.isArray(err.data) ? err.data : {};
+		const { errors, ...extra } = data as { errors?: unknown };
+		const message = typeof err.message === "string" && err.message ? err.message : STATUS_PHRASES[code] || "Error";
+		const fieldErrors = flatStringMap(errors);
+		return {
+			...shaped(code, message, fieldErrors),
+			// Only our own client errors carry extra body fields; other libraries' data stays out of the body.
+			...(name === "MoleculerClientError" ? sanitizeExtra(extra) : {}),
+		};
+	}
+	if (code === 503) return shaped(503, "Service Unavailable");
+	// busboy (multipart parser) throws plain errors for malformed forms.
+	if (opts.multipart && !("code" in err) && /multipart|boundary|unexpected end of/i.test(String(err.message))) {
+		return shaped(400, "Malformed multipart body");
+	}
+	return shaped(500, "Internal Server Error");
+}
+
+function flatStringMap(value: unknown): Record<string, string> | undefined {
+	if (!value || typeof value !== "object" || Array.isArray(value)) return undefined;
+	const out: Record<string, string> = {};
+	for (const [k, v] of Object.entries(value)) if (typeof v === "string") out[k] = v;
+	return Object.keys(out).length ? out : undefined;
+}
+
+/** Only plain values of the error's data reach the body (never stacks or nested errors), and never the shape's own fields. */
 function sanitizeExtra(extra: Record<string, unknown>): Record<string, unknown> {
 	const out: Record<string, unknown> = {};
 	for (const [k, v] of Object.entries(extra)) {
+		if (k === "statusCode" || k === "message" || k === "error" || k === "stack") continue;
 		if (["string", "number", "boolean"].includes(typeof v) || v === null) out[k] = v;
 	}
 	return out;

@@ -1,0 +1,177 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Env, loadConfig, readDotEnv } from "../../lib/config";
+
+const SECRETS = { AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) };
+
+describe("configuration", () => {
+	let dataDir: string;
+	const load = (env: Env = {}) => loadConfig({ DATA_DIR: dataDir, ...env });
+
+	beforeEach(() => {
+		dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-config-"));
+	});
+	afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+	it("runs embedded with no configuration at all", () => {
+		const c = load();
+		expect(c).toMatchObject({
+			env: "development",
+			port: 3000,
+			dataDir,
+			databaseUrl: `sqlite:${path.join(dataDir, "gateway.sqlite")}`,
+			redisUrl: null,
+			transporter: null,
+			services: null,
+			publicUrl: "http://localhost:3000",
+			paymentsWebhookSecret: null,
+			rateLimit: "identity",
+			rateLimitScale: 1,
+			trustProxy: false,
+			trustProxyHops: 0,
+			corsOrigins: [],
+			bcryptRounds: 10,
+			tokenTtlSeconds: 3600,
+			refreshTtlSeconds: 30 * 24 * 3600,
+			mailgun: null,
+			recaptcha: null,
+			admin: null,
+			logLevel: "info",
+			logRequests: false,
+			metrics: false,
+			tracing: false,
+			cacher: "memory",
+			redisPrefix: "cpg:",
+		});
+		expect(c.upload.maxBytes).toBe(5 * 1024 * 1024);
+		expect(c.google.clientIds).toEqual([]);
+	});
+
+	it("reads every switch from the environment", () => {
+		const c = load({
+			PORT: "8080",
+			DATABASE_URL: "mysql://u:p@db:3306/cpg",
+			REDIS_URL: "redis://cache:6379/1",
+			TRANSPORTER: "nats://bus:4222",
+			SERVICES: "api, auth ,keys,",
+			PUBLIC_URL: "https://pay.example.com/",
+			PAYMENTS_WEBHOOK_SECRET: "whsec",
+			RATE_LIMIT: "IP",
+			RATE_LIMIT_SCALE: "2.5",
+			TRUST_PROXY: "2",
+			CORS_ORIGINS: "https://dash.example.com/, https://*.admin.example.com:8443/x",
+			BCRYPT_ROUNDS: "12",
+			LOG_REQUESTS: "true",
+			LOG_LEVEL: "debug",
+			RECAPTCHA_SECRET: "rs",
+			RECAPTCHA_MIN_SCORE: "0.7",
+			ADMIN_EMAIL: "Admin@Example.com",
+			ADMIN_PASSWORD: "pw",
+			REDIS_PREFIX: "x:",
+		});
+		expect(c).toMatchObject({
+			port: 8080,
+			databaseUrl: "mysql://u:p@db:3306/cpg",
+			redisUrl: "redis://cache:6379/1",
+			cacher: "redis",
+			transporter: "nats://bus:4222",
+			services: ["api", "auth", "keys"],
+			publicUrl: "https://pay.example.com",
+			paymentsWebhookSecret: "whsec",
+			rateLimit: "ip",
+			rateLimitScale: 2.5,
+			trustProxy: true,
+			trustProxyHops: 2,
+			corsOrigins: ["https://dash.example.com", "https://*.admin.example.com:8443"],
+			bcryptRounds: 12,
+			logRequests: true,
+			logLevel: "debug",
+			recaptcha: { secret: "rs", verifyUrl: "https://www.google.com/recaptcha/api/siteverify", minScore: 0.7 },
+			admin: { email: "admin@example.com", password: "pw" },
+			redisPrefix: "x:",
+		});
+	});
+
+	it("accepts the three rate-limit modes and nothing else", () => {
+		for (const mode of ["identity", "ip", "off", "Off", " ip "]) expect(load({ RATE_LIMIT: mode }).rateLimit).toBe(mode.trim().toLowerCase());
+		for (const bad of ["none", "user", "600", "on"]) expect(() => load({ RATE_LIMIT: bad })).toThrow(/RATE_LIMIT must be identity, ip or off/);
+		for (const bad of ["0", "-1", "abc"]) expect(() => load({ RATE_LIMIT_SCALE: bad })).toThrow(/RATE_LIMIT_SCALE/);
+	});
+
+	it("reads TRUST_PROXY as a number of proxies", () => {
+		expect(load({ TRUST_PROXY: "true" }).trustProxyHops).toBe(1);
+		expect(load({ TRUST_PROXY: "yes" }).trustProxy).toBe(true);
+		expect(load({ TRUST_PROXY: "3" }).trustProxyHops).toBe(3);
+		expect(load({ TRUST_PROXY: "false" })).toMatchObject({ trustProxy: false, trustProxyHops: 0 });
+		expect(load({ TRUST_PROXY: "0" }).trustProxy).toBe(false);
+		expect(() => load({ TRUST_PROXY: "maybe" })).toThrow(/TRUST_PROXY/);
+		expect(() => load({ TRUST_PROXY: "99" })).toThrow(/TRUST_PROXY/);
+	});
+
+	it("refuses malformed numbers and URLs with a message naming the variable", () => {
+		const cases: Array<[Env, RegExp]> = [
+			[{ PORT: "abc" }, /PORT/],
+			[{ PORT: "70000" }, /PORT/],
+			[{ PORT: "80.5" }, /PORT/],
+			[{ BCRYPT_ROUNDS: "3" }, /BCRYPT_ROUNDS/],
+			[{ BCRYPT_ROUNDS: "32" }, /BCRYPT_ROUNDS/],
+			[{ AUTH_TOKEN_TTL: "0" }, /AUTH_TOKEN_TTL/],
+			[{ UPLOAD_MAX_BYTES: "-5" }, /UPLOAD_MAX_BYTES/],
+			[{ PUBLIC_URL: "pay.example.com" }, /PUBLIC_URL/],
+			[{ PUBLIC_URL: "ftp://pay.example.com" }, /PUBLIC_URL/],
+			[{ RECAPTCHA_SECRET: "x", RECAPTCHA_MIN_SCORE: "2" }, /RECAPTCHA_MIN_SCORE/],
+			[{ RECAPTCHA_SECRET: "x", RECAPTCHA_VERIFY_URL: "not a url" }, /RECAPTCHA_VERIFY_URL/],
+			[{ CORS_ORIGINS: "dash.example.com" }, /CORS_ORIGINS/],
+		];
+		for (const [env, message] of cases) expect(() => load(env)).toThrow(message);
+		expect(load({ PORT: "0" }).port).toBe(0);
+		expect(load({ CORS_ORIGINS: "*" }).corsOrigins).toEqual(["*"]);
+	});
+
+	describe("secrets", () => {
+		it("are required in production, and must be long", () => {
+			expect(() => load({ NODE_ENV: "production" })).toThrow(/required in production.*AUTH_JWT_SECRET, AUTH_REFRESH_SECRET, MASTER_KEY/);
+			expect(() => load({ NODE_ENV: "production", ...SECRETS, MASTER_KEY: "" })).toThrow(/missing: MASTER_KEY/);
+			expect(() => load({ NODE_ENV: "production", ...SECRETS, AUTH_JWT_SECRET: "short" })).toThrow(/AUTH_JWT_SECRET must be at least 32/);
+			const c = load({ NODE_ENV: "production", ...SECRETS });
+			expect(c.env).toBe("production");
+			expect(c.secrets).toEqual({ jwt: SECRETS.AUTH_JWT_SECRET, refresh: SECRETS.AUTH_REFRESH_SECRET, master: SECRETS.MASTER_KEY });
+			// Production never writes generated secrets to disk.
+			expect(fs.existsSync(path.join(dataDir, "secrets.json"))).toBe(false);
+		});
+
+		it("are generated once in development and kept in DATA_DIR", () => {
+			const first = load();
+			const file = path.join(dataDir, "secrets.json");
+			expect(fs.existsSync(file)).toBe(true);
+			expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+			for (const s of Object.values(first.secrets)) expect(s).toMatch(/^[0-9a-f]{64}$/);
+			expect(new Set(Object.values(first.secrets)).size).toBe(3);
+			expect(load().secrets).toEqual(first.secrets);
+			// A configured secret wins over the stored one; the others stay.
+			const mixed = load({ AUTH_JWT_SECRET: "from-env" });
+			expect(mixed.secrets).toEqual({ ...first.secrets, jwt: "from-env" });
+		});
+
+		it("explain a corrupt secrets file instead of crashing obscurely", () => {
+			fs.writeFileSync(path.join(dataDir, "secrets.json"), "{ not json");
+			expect(() => load()).toThrow(/secrets\.json is not valid JSON/);
+		});
+
+		it("need no file when all are configured", () => {
+			load(SECRETS);
+			expect(fs.existsSync(path.join(dataDir, "secrets.json"))).toBe(false);
+		});
+	});
+
+	it("reads .env files", () => {
+		const file = path.join(dataDir, ".env");
+		fs.writeFileSync(file, "PORT=4000\n# comment\nRATE_LIMIT=off\nQUOTED=\"a b\"\n");
+		expect(readDotEnv(file)).toEqual({ PORT: "4000", RATE_LIMIT: "off", QUOTED: "a b" });
+		expect(readDotEnv(path.join(dataDir, "missing.env"))).toEqual({});
+		const c = load(readDotEnv(file));
+		expect(c.port).toBe(4000);
+		expect(c.rateLimit).toBe("off");
+	});
+});
