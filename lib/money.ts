@@ -1,0 +1,85 @@
+/**
+ * Money in one place. Amounts are decimal strings on the wire, decimal.js in code, and exact
+ * columns in the database: DECIMAL(65,18) on MySQL (mysql2 returns strings) and TEXT holding the
+ * canonical decimal string on SQLite (whose DECIMAL affinity would turn values into lossy floats).
+ * Every value read from a column goes through `normalizeDecimal`, so both backends give the same
+ * canonical string. No JavaScript number ever holds money.
+ */
+import Decimal from "decimal.js";
+import { DataTypes, ModelAttributeColumnOptions } from "sequelize";
+
+/** Decimal constructor for money: wide precision, no exponent notation, truncation unless asked otherwise. */
+export const Money = Decimal.clone({ precision: 120, rounding: Decimal.ROUND_DOWN, toExpNeg: -120, toExpPos: 120 });
+export type MoneyValue = InstanceType<typeof Money>;
+
+/** Up to 40 integer digits and 18 decimals: 18-decimal tokens in token units with room to spare. */
+export const MAX_INTEGER_DIGITS = 40;
+export const MAX_DECIMALS = 18;
+export const DECIMAL_PATTERN = /^(0|[1-9]\d{0,39})(\.\d{1,18})?$/;
+
+/** fastest-validator rule for a non-negative decimal amount string. */
+export const amountRule = { type: "string", pattern: DECIMAL_PATTERN, messages: { stringPattern: "decimal" } } as const;
+
+export function isDecimalString(value: unknown): value is string {
+	return typeof value === "string" && DECIMAL_PATTERN.test(value);
+}
+
+/** Parses a money value. Numbers are accepted only when they are safe integers (counts, not money). */
+export function money(value: string | bigint | number | MoneyValue): MoneyValue {
+	if (typeof value === "number") {
+		if (!Number.isSafeInteger(value)) throw new TypeError("Refusing a non-integer JS number as money");
+		return new Money(value);
+	}
+	if (typeof value === "bigint") return new Money(value.toString());
+	return new Money(value);
+}
+
+/** Canonical string: plain notation, no trailing zeros, "0" for zero, at most `decimals` places (truncated). */
+export function toAmountString(value: string | bigint | MoneyValue, decimals: number = MAX_DECIMALS): string {
+	const d = money(value).toDecimalPlaces(decimals, Decimal.ROUND_DOWN);
+	if (d.isZero()) return "0";
+	return d.toFixed();
+}
+
+/** Normalises a value read from a DECIMAL/TEXT column (string on MySQL and SQLite TEXT; tolerates integers). */
+export function normalizeDecimal(raw: unknown): string | null {
+	if (raw === null || raw === undefined) return null;
+	if (typeof raw === "number") {
+		if (!Number.isSafeInteger(raw)) throw new TypeError(`Lossy money value from the database: ${raw}`);
+		return String(raw);
+	}
+	if (typeof raw === "bigint") return raw.toString();
+	return toAmountString(String(raw));
+}
+
+/** Token units -> base units (bigint); refuses more decimals than the token has. */
+export function toBaseUnits(amount: string, decimals: number): bigint {
+	const d = money(amount);
+	const scaled = d.mul(new Money(10).pow(decimals));
+	if (!scaled.isInteger()) throw new RangeError(`Amount ${amount} has more than ${decimals} decimals`);
+	return BigInt(scaled.toFixed(0));
+}
+
+/** Base units -> token units string. */
+export function fromBaseUnits(units: bigint | string, decimals: number): string {
+	return toAmountString(new Money(units.toString()).div(new Money(10).pow(decimals)), decimals);
+}
+
+/** Column type for money in a migration. */
+export function moneyColumnType(dialect: string) {
+	return dialect === "mysql" ? DataTypes.DECIMAL(65, MAX_DECIMALS) : DataTypes.TEXT;
+}
+
+/** Model attribute for a money column: stores canonical strings, reads back normalised strings. */
+export function moneyAttribute(field: string, dialect: string, allowNull = false): ModelAttributeColumnOptions {
+	return {
+		type: moneyColumnType(dialect),
+		allowNull,
+		get(this: { getDataValue(k: string): unknown }) {
+			return normalizeDecimal(this.getDataValue(field));
+		},
+		set(this: { setDataValue(k: string, v: unknown): void }, value: unknown) {
+			this.setDataValue(field, value === null || value === undefined ? value : toAmountString(String(value)));
+		},
+	};
+}

@@ -1,0 +1,63 @@
+import fc from "fast-check";
+import { fromBaseUnits, isDecimalString, money, normalizeDecimal, toAmountString, toBaseUnits } from "../../lib/money";
+
+/** Arbitrary canonical amount with up to 40 integer digits and `decimals` places. */
+const amountArb = (decimals: number) =>
+	fc
+		.tuple(fc.bigInt({ min: 0n, max: 10n ** 40n - 1n }), fc.bigInt({ min: 0n, max: 10n ** BigInt(decimals) - 1n }))
+		.map(([i, f]) => (decimals === 0 || f === 0n ? i.toString() : `${i}.${f.toString().padStart(decimals, "0")}`.replace(/0+$/, "")));
+
+describe("money", () => {
+	it("base-unit conversion round-trips for 18-decimal tokens and huge values", () => {
+		fc.assert(
+			fc.property(amountArb(18), amount => {
+				const units = toBaseUnits(amount, 18);
+				expect(fromBaseUnits(units, 18)).toBe(toAmountString(amount));
+			}),
+		);
+	});
+
+	it("round-trips any decimals from 0 to 18", () => {
+		fc.assert(
+			fc.property(fc.integer({ min: 0, max: 18 }), fc.bigInt({ min: 0n, max: 10n ** 45n }), (decimals, units) => {
+				expect(toBaseUnits(fromBaseUnits(units, decimals), decimals)).toBe(units);
+			}),
+		);
+	});
+
+	it("refuses amounts with more decimals than the token has", () => {
+		expect(() => toBaseUnits("1.0000001", 6)).toThrow(RangeError);
+		expect(toBaseUnits("1.000001", 6)).toBe(1000001n);
+	});
+
+	it("normalises database values from MySQL strings and SQLite text alike", () => {
+		expect(normalizeDecimal("1.500000000000000000")).toBe("1.5");
+		expect(normalizeDecimal("0.000000000000000000")).toBe("0");
+		expect(normalizeDecimal("123456789012345678901234567890.123456789012345678")).toBe("123456789012345678901234567890.123456789012345678");
+		expect(normalizeDecimal(null)).toBeNull();
+		expect(normalizeDecimal(42)).toBe("42");
+		expect(() => normalizeDecimal(0.1)).toThrow(TypeError);
+	});
+
+	it("never accepts a fractional JS number as money", () => {
+		expect(() => money(0.1)).toThrow(TypeError);
+		expect(money(7).toFixed()).toBe("7");
+	});
+
+	it("validates decimal strings", () => {
+		for (const ok of ["0", "1", "0.1", "10.000000000000000001", "1".repeat(40)]) expect(isDecimalString(ok)).toBe(true);
+		for (const bad of ["", "01", "-1", "1.", ".5", "1e5", "1.0000000000000000001", "1".repeat(41), " 1", "NaN", "Infinity"]) {
+			expect(isDecimalString(bad)).toBe(false);
+		}
+	});
+
+	it("canonical strings keep exact sums (no float drift)", () => {
+		fc.assert(
+			fc.property(fc.array(amountArb(18), { minLength: 1, maxLength: 20 }), amounts => {
+				const total = amounts.reduce((acc, a) => acc.plus(money(a)), money("0"));
+				const viaUnits = amounts.reduce((acc, a) => acc + toBaseUnits(a, 18), 0n);
+				expect(toBaseUnits(toAmountString(total), 18)).toBe(viaUnits);
+			}),
+		);
+	});
+});
