@@ -19,6 +19,9 @@ export function createSequelize(databaseUrl: string): Sequelize {
 			storage,
 			// One writer at a time; a short busy wait instead of SQLITE_BUSY under concurrent requests.
 			pool: { max: 1, min: 0, idle: 10000 },
+			// Writers take the lock when the transaction begins, so two writing transactions queue
+			// instead of failing with SQLITE_BUSY when the second one upgrades its read lock.
+			transactionType: "IMMEDIATE" as Options["transactionType"],
 			retry: { max: 5, match: [/SQLITE_BUSY/] },
 		});
 		return sequelize;

@@ -279,6 +279,20 @@ const ApiService: GatewaySchema = {
 				};
 			},
 		},
+		/**
+		 * Acknowledged form of the `keys.changed` event (events are not acknowledged): the keys
+		 * service calls it on every gateway node and waits, so a revocation holds everywhere
+		 * before it is answered. Internal: no route.
+		 */
+		keysChanged: {
+			visibility: "public",
+			auth: "public",
+			params: { id: { type: "number", optional: true } },
+			handler(this: GatewayThis) {
+				this.keyCache.clear();
+				return true;
+			},
+		},
 	},
 
 	events: {
@@ -551,6 +565,8 @@ const ApiService: GatewaySchema = {
 		},
 
 		sendErrorBody(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
+			// moleculer-web's multipart handler still tries to answer after an upload action failed and was answered.
+			if (res.headersSent && (err as { code?: unknown })?.code === "ERR_HTTP_HEADERS_SENT") return void res.end();
 			const lang = req.$ctx?.meta?.lang || pickLang(req.headers["x-custom-lang"]);
 			const body = toErrorBody(err, { multipart: req.$alias?.type === "multipart" });
 			if (body.statusCode === 503) {
@@ -701,6 +717,8 @@ export function toErrorBody(err: any, opts: { multipart?: boolean } = {}): Error
 	if (name === "BadRequestError" && err.type === "UNABLE_DECODE_PARAM") return shaped(400, "Invalid URL encoding");
 	if (name === "ForbiddenError" && err.type === "ORIGIN_NOT_ALLOWED") return shaped(403, "Origin not allowed");
 	if (GATEWAY_ERRORS[name]) return shaped(GATEWAY_ERRORS[name].status, GATEWAY_ERRORS[name].message);
+	// moleculer-web's answer to an upload form without any file part.
+	if (opts.multipart && err.message === "File missing in the request") return shaped(400, "A file is required", { file: "required" });
 	// With autoAliases every route's service exists when the route does; a missing service here is
 	// one that an action depends on, or one that just left: unavailable, not "no such resource".
 	if (UNAVAILABLE_ERRORS.has(name) || name === "ServiceUnavailableError") return shaped(503, "Service Unavailable");
