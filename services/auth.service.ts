@@ -69,6 +69,7 @@ interface AuthVars {
 }
 
 interface AuthMethods {
+	ensureAdminOrganizations(userId: number): void;
 	nowMs(): number;
 	hashPassword(password: string): Promise<string>;
 	checkPassword(password: string, hash: string | null | undefined): Promise<boolean>;
@@ -653,6 +654,17 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 	},
 
 	methods: {
+		/**
+		 * The configured admin gets a sandbox and a live organization like any user. In the
+		 * background: on a split cluster the organizations service may be on a node still starting;
+		 * createDefaults is idempotent, so running it on every start is safe.
+		 */
+		ensureAdminOrganizations(this: AuthThis, userId: number) {
+			this.broker
+				.waitForServices("organizations", 60_000)
+				.then(() => this.broker.call("organizations.createDefaults", { userId, name: "Admin" }))
+				.catch(err => this.logger.warn(`Admin organizations not created: ${err?.name || "Error"}`));
+		},
 		nowMs(this: AuthThis) {
 			return appOf(this.broker).clock.now().getTime();
 		},
@@ -843,10 +855,11 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 		this.pruneTimer.unref();
 		const admin = config.admin;
 		if (!admin) return;
-		if (await models.User.findOne({ where: { email: admin.email } })) return;
+		const existing = await models.User.findOne({ where: { email: admin.email } });
+		if (existing) return this.ensureAdminOrganizations(existing.id);
 		if (admin.password.length < 6) this.logger.warn("ADMIN_PASSWORD is shorter than 6 characters; choose a stronger one");
 		try {
-			await models.User.create({
+			const created = await models.User.create({
 				email: admin.email,
 				passwordHash: await bcrypt.hash(admin.password, config.bcryptRounds),
 				firstName: "Admin",
@@ -856,6 +869,7 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 				emailConfirmedAt: new Date(this.nowMs()),
 			});
 			this.logger.info("Admin user created from configuration");
+			this.ensureAdminOrganizations(created.id);
 		} catch (err) {
 			// Another node created it at the same moment.
 			if (!(err instanceof UniqueConstraintError)) throw err;

@@ -104,6 +104,13 @@ describe("auth: admin from configuration", () => {
 			expect(res.status).toBe(200);
 			expect(res.body.user).toMatchObject({ email, role: "admin", emailConfirmed: true });
 			expect((jwt.decode(res.body.token) as jwt.JwtPayload).role).toBe("admin");
+			// Like any user, the admin owns a sandbox and a live organization (made in the background).
+			let orgs: Array<{ mode: string; role: string }> = [];
+			for (let i = 0; i < 50 && orgs.length < 2; i++) {
+				orgs = (await node.http("GET", "/organizations", { token: res.body.token })).body;
+				if (orgs.length < 2) await new Promise(r => setTimeout(r, 100));
+			}
+			expect(orgs.map(o => `${o.mode}:${o.role}`).sort()).toEqual(["live:owner", "sandbox:owner"]);
 			// A second node on the same database does not create it again.
 			second = await startNode({ env, shareWith: node });
 			expect(await node.app.models.User.count({ where: { email } })).toBe(1);
