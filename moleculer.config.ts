@@ -5,6 +5,14 @@
 import os from "node:os";
 import type { BrokerOptions } from "moleculer";
 import type { AppConfig } from "./lib/config";
+import { KafkaJsTransporter, kafkaOptionsFromEnv } from "./lib/kafkajs-transporter";
+
+function tcpPort(value: string | undefined): number | undefined {
+	if (value === undefined || value.trim() === "") return undefined; // Moleculer picks a free one
+	const port = Number(value);
+	if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`Configuration: TCP_PORT must be a port number, got "${value}"`);
+	return port;
+}
 
 export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = process.env): BrokerOptions["transporter"] {
 	const url = config.transporter;
@@ -15,10 +23,14 @@ export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = pr
 			type: "TCP",
 			options: {
 				udpDiscovery: false,
-				port: env.TCP_PORT ? Number(env.TCP_PORT) : undefined,
+				port: tcpPort(env.TCP_PORT),
 				urls: env.TCP_URLS ? env.TCP_URLS.split(",").map(s => s.trim()) : url.startsWith("tcp://") ? url.slice(6).split(",") : [],
 			},
 		} as unknown as BrokerOptions["transporter"];
+	}
+	if (url.startsWith("kafka://")) {
+		// Ours on kafkajs, not Moleculer's (which needs @platformatic/kafka); KAFKA_* tune it.
+		return new KafkaJsTransporter(kafkaOptionsFromEnv(url, env)) as unknown as BrokerOptions["transporter"];
 	}
 	return url as BrokerOptions["transporter"]; // nats://, redis://, amqp://: Moleculer's own transporters.
 }

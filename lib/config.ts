@@ -44,6 +44,8 @@ export interface AppConfig {
 	cacher: "redis" | "memory";
 	/** Key prefix for Redis keys, so several deployments (or test runs) can share one Redis. */
 	redisPrefix: string;
+	/** Contract of the test stablecoin deployed on the local development chain (docs/networks.md). */
+	testUsdcAddress?: string | null;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -99,6 +101,13 @@ function httpUrl(name: string, value: string): string {
 /** CORS_ORIGINS: `*`, or origins (`https://dash.example.com`, wildcards like `https://*.example.com`); a path or trailing slash is dropped. */
 function origins(value: string | undefined): string[] {
 	return list(value).map(o => (o === "*" ? o : new URL(httpUrl("CORS_ORIGINS", o)).origin));
+}
+
+function evmAddress(name: string, value: string | undefined): string | null {
+	const v = (value || "").trim();
+	if (!v) return null;
+	if (!/^0x[0-9a-fA-F]{40}$/.test(v)) throw new Error(`Configuration: ${name} must be an EVM address (0x and 40 hex digits), got "${value}"`);
+	return v;
 }
 
 /** Signing and encryption secrets shorter than this are refused in production. */
@@ -220,5 +229,6 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		tracing: bool(env.TRACING, false),
 		cacher: redisUrl ? "redis" : "memory",
 		redisPrefix: env.REDIS_PREFIX || "cpg:",
+		testUsdcAddress: evmAddress("TEST_USDC_ADDRESS", env.TEST_USDC_ADDRESS),
 	};
 }

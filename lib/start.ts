@@ -1,10 +1,12 @@
 /** `npm start`: one node with the services of SERVICES (default: all), from the environment. */
-import { loadConfig } from "./config";
+import { loadConfig, readDotEnv } from "./config";
 import { createNode } from "./node";
 
 async function main(): Promise<void> {
-	const config = loadConfig();
-	const broker = await createNode({ config });
+	// `.env` values reach both the app config and the broker options (NAMESPACE, NODE_ID, TCP_*, KAFKA_*).
+	const env = { ...readDotEnv(), ...process.env };
+	const config = loadConfig(env);
+	const broker = await createNode({ config, env });
 	await broker.start();
 	const shutdown = async (signal: string) => {
 		broker.logger.info(`${signal}: stopping`);

@@ -8,8 +8,20 @@ import { EmailEvent } from "./email-event.model";
 import { FileRecord } from "./file.model";
 import { Organization, Membership } from "./organization.model";
 import { ApiKey } from "./api-key.model";
+import { Network } from "./network.model";
+import { Token } from "./token.model";
+import { Currency } from "./currency.model";
+import { CurrencyRate } from "./currency-rate.model";
+import { TokenPrice } from "./token-price.model";
+import { PaymentIntent } from "./payment-intent.model";
+import { IdempotencyKey } from "./idempotency-key.model";
+import { PaymentLink } from "./payment-link.model";
+import { Transaction, TransactionCredit } from "./transaction.model";
+import { DepositAddress, DepositAddressCounter } from "./deposit-address.model";
+import { OutboxEvent } from "./outbox-event.model";
 
-export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey };
+export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey, Network, Token, Currency, CurrencyRate, TokenPrice };
+export { PaymentIntent, IdempotencyKey, PaymentLink, Transaction, TransactionCredit, DepositAddress, DepositAddressCounter, OutboxEvent };
 
 export interface Models {
 	User: typeof User;
@@ -21,6 +33,19 @@ export interface Models {
 	Organization: typeof Organization;
 	Membership: typeof Membership;
 	ApiKey: typeof ApiKey;
+	Network: typeof Network;
+	Token: typeof Token;
+	Currency: typeof Currency;
+	CurrencyRate: typeof CurrencyRate;
+	TokenPrice: typeof TokenPrice;
+	PaymentIntent: typeof PaymentIntent;
+	IdempotencyKey: typeof IdempotencyKey;
+	PaymentLink: typeof PaymentLink;
+	Transaction: typeof Transaction;
+	TransactionCredit: typeof TransactionCredit;
+	DepositAddress: typeof DepositAddress;
+	DepositAddressCounter: typeof DepositAddressCounter;
+	OutboxEvent: typeof OutboxEvent;
 }
 
 export function defineModels(sequelize: Sequelize): Models {
@@ -34,5 +59,18 @@ export function defineModels(sequelize: Sequelize): Models {
 		Organization: Organization.initModel(sequelize),
 		Membership: Membership.initModel(sequelize),
 		ApiKey: ApiKey.initModel(sequelize),
+		Network: Network.initModel(sequelize),
+		Token: Token.initModel(sequelize),
+		Currency: Currency.initModel(sequelize),
+		CurrencyRate: CurrencyRate.initModel(sequelize),
+		TokenPrice: TokenPrice.initModel(sequelize),
+		PaymentIntent: PaymentIntent.initModel(sequelize),
+		IdempotencyKey: IdempotencyKey.initModel(sequelize),
+		PaymentLink: PaymentLink.initModel(sequelize),
+		Transaction: Transaction.initModel(sequelize),
+		TransactionCredit: TransactionCredit.initModel(sequelize),
+		DepositAddress: DepositAddress.initModel(sequelize),
+		DepositAddressCounter: DepositAddressCounter.initModel(sequelize),
+		OutboxEvent: OutboxEvent.initModel(sequelize),
 	};
 }

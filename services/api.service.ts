@@ -374,6 +374,9 @@ const ApiService: GatewaySchema = {
 			if (org) ctx.meta.organizationId = org;
 			const recaptcha = header(req, "x-recaptcha-token", 8192);
 			if (recaptcha) ctx.meta.recaptchaToken = recaptcha;
+			// Checked (length, characters) by mixins/idempotency.mixin.ts, which answers 400 for a bad one.
+			const idempotencyKey = header(req, "idempotency-key", 8192);
+			if (idempotencyKey) (ctx.meta as AuthMeta & { idempotencyKey?: string }).idempotencyKey = idempotencyKey;
 			if (this.limiter.enabled) {
 				const ipKey = limitKeyForIp(ctx.meta.ip);
 				const rule = this.limiter.endpointRule(req.method || "GET", routePath(req));

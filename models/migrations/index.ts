@@ -4,6 +4,9 @@
  * add a new one.
  */
 import * as m0001 from "./0001-platform";
+import * as m0004 from "./0004-networks";
+import * as m0005 from "./0005-pricing";
+import * as m0006 from "./0006-payments";
 
 export interface Migration {
 	name: string;
@@ -11,4 +14,4 @@ export interface Migration {
 	down: typeof m0001.down;
 }
 
-export const migrations: Migration[] = [{ name: "0001-platform", ...m0001 }];
+export const migrations: Migration[] = [{ name: "0001-platform", ...m0001 }, { name: "0004-networks", ...m0004 }, { name: "0005-pricing", ...m0005 }, { name: "0006-payments", ...m0006 }];

@@ -109,7 +109,7 @@ export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 	};
 	const config = loadConfig(env);
 	const clock = (opts.clock as ManualClock) || new ManualClock();
-	const broker = await createNode({ config, services: opts.services, clock, env: {}, nodeID: opts.nodeID || `test-${crypto.randomBytes(3).toString("hex")}` });
+	const broker = await createNode({ config, services: opts.services, clock, env: { ...opts.env }, nodeID: opts.nodeID || `test-${crypto.randomBytes(3).toString("hex")}` });
 	await broker.start();
 	const api = broker.getLocalService("api") as unknown as { server?: { address(): { port: number } } } | undefined;
 	const port = api?.server ? api.server.address().port : 0;

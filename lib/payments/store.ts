@@ -1,0 +1,497 @@
+/**
+ * The payments services' shared database work (not pure, unlike the rest of lib/payments): the
+ * intents, links and transactions services form one bounded context whose state changes span
+ * their tables and must commit together (an on-chain credit moves a transaction, its intent and
+ * its link, and writes the events, in ONE DB transaction). docs/payments.md "Consistency".
+ *
+ * Rules kept here:
+ * - Rows are locked in one order everywhere: intent, then link, then transaction (MySQL
+ *   SELECT ... FOR UPDATE; SQLite transactions are IMMEDIATE, so writers run one at a time).
+ * - Events are written to outbox_events inside the transaction and emitted on the broker only
+ *   after it committed (Effects).
+ * - Expiry is evaluated by a periodic sweep and again, scoped to the row, before every read.
+ */
+import type { ServiceBroker } from "moleculer";
+import { Op, Sequelize, Transaction as DbTx, WhereOptions } from "sequelize";
+import type { App } from "../app";
+import { chainParamsFor, codecFor } from "../chains";
+import { loadOrCreateSeed, seedFingerprint } from "../chains/seed";
+import { digest } from "../crypto";
+import { badRequest } from "../errors";
+import { uuid } from "../ids";
+import type { NetworkView, TokenView } from "../networks/view";
+import type { Models } from "../../models";
+import type { PaymentIntent } from "../../models/payment-intent.model";
+import type { PaymentLink } from "../../models/payment-link.model";
+import type { Transaction } from "../../models/transaction.model";
+import { IntentEventType, OPEN_STATES, transition, tryTransition } from "./intent-state";
+import { assertLinkPayable, effectiveLinkStatus, isFinalLinkStatus } from "./link-state";
+import type { QuoteAmounts } from "./quote";
+import { lapsedStatus } from "./settlement";
+import { intentEventObject } from "./views";
+
+// ---------------------------------------------------------------------------------------------
+// Transactions, locks, errors
+
+function errorText(err: unknown): string {
+	const e = err as { message?: string; parent?: { message?: string; sqlMessage?: string }; original?: { message?: string } };
+	return [e?.message, e?.parent?.message, e?.parent?.sqlMessage, e?.original?.message].filter(Boolean).join(" | ");
+}
+
+/** A unique-constraint failure on `table` (SQLite names `table.column`, MySQL the index, which starts with the table). */
+export function isUniqueViolation(err: unknown, table: string): boolean {
+	const name = (err as { name?: string })?.name;
+	if (name !== "SequelizeUniqueConstraintError") return false;
+	return errorText(err).includes(table);
+}
+
+/** InnoDB deadlock / lock wait timeout: the transaction was rolled back and may simply run again. */
+export function isLockConflict(err: unknown): boolean {
+	const parent = (err as { parent?: { errno?: number; code?: string } })?.parent;
+	return parent?.errno === 1213 || parent?.errno === 1205 || parent?.code === "ER_LOCK_DEADLOCK" || parent?.code === "ER_LOCK_WAIT_TIMEOUT";
+}
+
+/**
+ * Runs `fn` in a DB transaction. A deadlock victim (MySQL) or a failure `retryOn` accepts runs
+ * once more from the start, up to `attempts` times: InnoDB documents that the application
+ * should simply re-run a transaction it rolled back for a deadlock.
+ */
+export async function inTransaction<T>(sequelize: Sequelize, fn: (t: DbTx) => Promise<T>, opts: { attempts?: number; retryOn?: (err: unknown) => boolean } = {}): Promise<T> {
+	const attempts = opts.attempts ?? 3;
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await sequelize.transaction(fn);
+		} catch (err) {
+			if (attempt >= attempts || !(isLockConflict(err) || opts.retryOn?.(err))) throw err;
+		}
+	}
+}
+
+/**
+ * A unique conflict of the address allocation (deposit_addresses, or two first checkouts creating
+ * a chain type's counter row): the checkout runs again. An Idempotency-Key conflict is not one.
+ */
+export function isAllocationConflict(err: unknown): boolean {
+	return (err as { name?: string })?.name === "SequelizeUniqueConstraintError" && !isUniqueViolation(err, "idempotency_keys");
+}
+
+export const forUpdate = (t: DbTx) => ({ transaction: t, lock: t.LOCK.UPDATE });
+
+/** What to do once the DB transaction committed: Moleculer events (the fast path; the outbox is the guarantee). */
+export class Effects {
+	readonly events: Array<{ name: string; payload: unknown }> = [];
+
+	emit(name: string, payload: unknown): void {
+		this.events.push({ name, payload });
+	}
+
+	async flush(broker: ServiceBroker): Promise<void> {
+		for (const { name, payload } of this.events.splice(0)) {
+			try {
+				await broker.emit(name, payload);
+			} catch (err) {
+				broker.logger.warn(`Event ${name} could not be emitted (the outbox row stands):`, (err as Error)?.message);
+			}
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+export interface IntentEventEnvelope {
+	id: string;
+	type: IntentEventType;
+	created: string;
+	livemode: boolean;
+	organizationId: string;
+	apiKeyId: number | null;
+	data: { object: Record<string, unknown> };
+}
+
+/** The symbol of a payer token as the event's latestTransaction.currency (lower case). */
+export type CurrencyOf = (tokenId: string) => string | undefined;
+
+/** Writes the outbox row of an intent event and queues the Moleculer event. */
+export async function recordIntentEvent(
+	models: Models,
+	t: DbTx,
+	effects: Effects,
+	intent: PaymentIntent,
+	type: IntentEventType,
+	now: Date,
+	latest: Transaction | null,
+	latestCurrency?: string,
+): Promise<void> {
+	const object = intentEventObject(intent, latest, latestCurrency, type === "payment_intent.completed");
+	const id = uuid();
+	const livemode = intent.mode === "live";
+	await models.OutboxEvent.create(
+		{ id, type, organizationId: intent.organizationId, apiKeyId: intent.apiKeyId ?? null, livemode, payload: object, createdAt: now, publishedAt: null },
+		{ transaction: t },
+	);
+	const envelope: IntentEventEnvelope = {
+		id,
+		type,
+		created: now.toISOString(),
+		livemode,
+		organizationId: intent.organizationId,
+		apiKeyId: intent.apiKeyId ?? null,
+		data: { object },
+	};
+	effects.emit(type, envelope);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+export async function findLink(models: Models, where: { id?: string; slug?: string; organizationId?: string }, t?: DbTx, lock = false): Promise<PaymentLink | null> {
+	return models.PaymentLink.findOne({ where: { ...where, deletedAt: null }, transaction: t, ...(lock && t ? { lock: t.LOCK.UPDATE } : {}) });
+}
+
+export async function latestTransactionOf(models: Models, intent: PaymentIntent, t?: DbTx): Promise<Transaction | null> {
+	if (!intent.latestTransactionId) return null;
+	return models.Transaction.findByPk(intent.latestTransactionId, { transaction: t });
+}
+
+/** Pending checkouts of a link still inside their payment window. */
+export async function countOpenCheckouts(models: Models, paymentLinkId: string, now: Date, t?: DbTx, excludeId?: string): Promise<number> {
+	return models.Transaction.count({
+		where: { paymentLinkId, status: "pending", expiresAt: { [Op.gt]: now }, ...(excludeId ? { id: { [Op.ne]: excludeId } } : {}) },
+		transaction: t,
+	});
+}
+
+/**
+ * Ends pending checkouts (of an intent or a link): expired when nothing arrived, failed when a
+ * partial payment did. Funds that arrive later are still recorded by the credit path.
+ */
+export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLinkId: string; excludeId?: string }, now: Date): Promise<void> {
+	const base = { paymentLinkId: where.paymentLinkId, status: "pending", ...(where.excludeId ? { id: { [Op.ne]: where.excludeId } } : {}) };
+	const rows = await models.Transaction.findAll({ where: base, transaction: t, lock: t.LOCK.UPDATE });
+	for (const row of rows) {
+		row.status = lapsedStatus(row.amountReceived);
+		row.updatedAt = now;
+		await row.save({ transaction: t });
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Intent changes shared by services
+
+export type CancellationReason = "requested_by_merchant" | "abandoned" | "expired";
+
+/**
+ * Cancels an (already locked) intent: 400 from a succeeded one, unchanged answer for a canceled
+ * one. Its link becomes `linkStatus` (canceled, or expired for expiry) unless final, its pending
+ * checkouts lapse, and payment_intent.canceled is written.
+ */
+export async function cancelIntent(app: App, t: DbTx, effects: Effects, intent: PaymentIntent, reason: CancellationReason, now: Date): Promise<PaymentIntent> {
+	const { models } = app;
+	const tr = transition(intent.status, reason === "expired" ? "expire" : "cancel");
+	if (!tr.changed) return intent;
+	const link = await findLink(models, { id: intent.paymentLinkId }, t, true);
+	intent.status = tr.to;
+	intent.cancellationReason = reason;
+	intent.canceledAt = now;
+	intent.updatedAt = now;
+	await intent.save({ transaction: t });
+	if (link && !isFinalLinkStatus(link.status)) {
+		link.status = reason === "expired" ? "expired" : "canceled";
+		link.updatedAt = now;
+		await link.save({ transaction: t });
+	}
+	await lapseCheckouts(models, t, { paymentLinkId: intent.paymentLinkId }, now);
+	if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, await latestTransactionOf(models, intent, t));
+	return intent;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expiry
+
+export interface SweepScope {
+	organizationId?: string;
+	paymentLinkId?: string;
+}
+
+export interface SweepResult {
+	transactions: number;
+	intents: number;
+	links: number;
+}
+
+const SWEEP_BATCH = 200;
+
+/**
+ * Applies every expiry that is due, each in its own DB transaction:
+ * 1. pending checkouts past their payment window -> expired / failed; an open intent left without
+ *    an open checkout goes back to requires_payment_method (event of that name);
+ * 2. open intents past expires_at with no checkout still inside its window -> canceled, reason
+ *    `expired` (event payment_intent.canceled), their link expired;
+ * 3. active or paused links past expiresAt with no checkout in its window -> expired.
+ * A checkout opened before the expiry runs to the end of its window (its payer may be paying).
+ */
+export async function sweepExpired(app: App, broker: ServiceBroker, scope: SweepScope = {}): Promise<SweepResult> {
+	const { models, sequelize, clock } = app;
+	const now = clock.now();
+	const result: SweepResult = { transactions: 0, intents: 0, links: 0 };
+	const scoped = (w: Record<string, unknown>, linkField: string): WhereOptions => ({
+		...w,
+		...(scope.organizationId ? { organizationId: scope.organizationId } : {}),
+		...(scope.paymentLinkId ? { [linkField]: scope.paymentLinkId } : {}),
+	});
+
+	const dueTxs = await models.Transaction.findAll({
+		where: scoped({ status: "pending", expiresAt: { [Op.lte]: now } }, "paymentLinkId"),
+		attributes: ["id", "intentId", "paymentLinkId"],
+		limit: SWEEP_BATCH,
+	});
+	for (const due of dueTxs) {
+		const effects = new Effects();
+		const changed = await inTransaction(sequelize, async t => {
+			const intent = due.intentId ? await models.PaymentIntent.findByPk(due.intentId, forUpdate(t)) : null;
+			await findLink(models, { id: due.paymentLinkId }, t, true);
+			const tx = await models.Transaction.findByPk(due.id, forUpdate(t));
+			if (!tx || tx.status !== "pending" || tx.expiresAt.getTime() > now.getTime()) return false;
+			tx.status = lapsedStatus(tx.amountReceived);
+			tx.updatedAt = now;
+			await tx.save({ transaction: t });
+			if (intent && OPEN_STATES.includes(intent.status) && (await countOpenCheckouts(models, tx.paymentLinkId, now, t)) === 0) {
+				const tr = tryTransition(intent.status, "lapse");
+				if (tr?.changed) {
+					intent.status = tr.to;
+					intent.updatedAt = now;
+					await intent.save({ transaction: t });
+					if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx);
+				}
+			}
+			return true;
+		});
+		if (changed) result.transactions++;
+		await effects.flush(broker);
+	}
+
+	const dueIntents = await models.PaymentIntent.findAll({
+		where: scoped({ status: { [Op.in]: [...OPEN_STATES] }, expiresAt: { [Op.lte]: now } }, "paymentLinkId"),
+		attributes: ["id"],
+		limit: SWEEP_BATCH,
+	});
+	for (const due of dueIntents) {
+		const effects = new Effects();
+		const changed = await inTransaction(sequelize, async t => {
+			const intent = await models.PaymentIntent.findByPk(due.id, forUpdate(t));
+			if (!intent || !OPEN_STATES.includes(intent.status) || !intent.expiresAt || intent.expiresAt.getTime() > now.getTime()) return false;
+			if ((await countOpenCheckouts(models, intent.paymentLinkId, now, t)) > 0) return false;
+			await cancelIntent(app, t, effects, intent, "expired", now);
+			return true;
+		});
+		if (changed) result.intents++;
+		await effects.flush(broker);
+	}
+
+	const dueLinks = await models.PaymentLink.findAll({
+		where: scoped({ status: { [Op.in]: ["active", "paused"] }, expiresAt: { [Op.lte]: now }, deletedAt: null }, "id"),
+		attributes: ["id", "intentId"],
+		limit: SWEEP_BATCH,
+	});
+	for (const due of dueLinks) {
+		const effects = new Effects();
+		const changed = await inTransaction(sequelize, async t => {
+			const intent = due.intentId ? await models.PaymentIntent.findByPk(due.intentId, forUpdate(t)) : null;
+			const link = await findLink(models, { id: due.id }, t, true);
+			if (!link || effectiveLinkStatus(link.status, link.expiresAt, now) !== "expired" || link.status === "expired") return false;
+			if ((await countOpenCheckouts(models, link.id, now, t)) > 0) return false;
+			if (intent && OPEN_STATES.includes(intent.status)) await cancelIntent(app, t, effects, intent, "expired", now);
+			await link.reload({ transaction: t });
+			if (link.status === "active" || link.status === "paused") {
+				link.status = "expired";
+				link.updatedAt = now;
+				await link.save({ transaction: t });
+			}
+			return true;
+		});
+		if (changed) result.links++;
+		await effects.flush(broker);
+	}
+
+	// Idempotency keys past their 24 hours (only by the periodic sweep).
+	if (!scope.organizationId && !scope.paymentLinkId) {
+		await models.IdempotencyKey.destroy({ where: { expiresAt: { [Op.lte]: now } }, limit: 1000 } as Parameters<typeof models.IdempotencyKey.destroy>[0]);
+	}
+	return result;
+}
+
+/** Whether a row read for a response may show a stale state (then the scoped sweep runs first). */
+export function expiryDue(row: { status: string; expiresAt: Date | null }, now: Date): boolean {
+	if (!row.expiresAt || row.expiresAt.getTime() > now.getTime()) return false;
+	return ["pending", "requires_payment_method", "requires_confirmation", "processing", "active", "paused"].includes(row.status);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deposit addresses and checkouts
+
+const seeds = new Map<string, { seed: Uint8Array; fingerprint: string }>();
+
+/** The HD master seed (MASTER_SEED, else DATA_DIR/hd-seed.enc sealed under MASTER_KEY), once per process. */
+export function hdSeed(app: App): { seed: Uint8Array; fingerprint: string } {
+	const mnemonic = process.env.MASTER_SEED || null;
+	const cacheKey = digest(`${app.config.dataDir}|${mnemonic ?? ""}`, app.config.secrets.master);
+	let entry = seeds.get(cacheKey);
+	if (!entry) {
+		const seed = loadOrCreateSeed(app.config.dataDir, app.config.secrets.master, mnemonic);
+		entry = { seed, fingerprint: seedFingerprint(seed) };
+		seeds.set(cacheKey, entry);
+	}
+	return entry;
+}
+
+/**
+ * The next derivation index of a chain type, from its counter row locked for the rest of the
+ * DB transaction: concurrent checkouts of one chain type take turns here (MySQL row lock, SQLite
+ * IMMEDIATE transactions), and a rolled-back checkout gives its index back. UNIQUE (chainType,
+ * derivationIndex) on deposit_addresses stays as the last guard.
+ */
+export async function allocateIndex(models: Models, t: DbTx, chainType: string): Promise<number> {
+	const counter = await models.DepositAddressCounter.findByPk(chainType, forUpdate(t));
+	if (!counter) {
+		// A chain type added after the migration seeded the counters: the first checkout creates its row
+		// (two at once: one insert fails on the primary key and that checkout runs again).
+		await models.DepositAddressCounter.create({ chainType, nextIndex: 1 }, { transaction: t });
+		return 0;
+	}
+	const index = counter.nextIndex;
+	counter.nextIndex = index + 1;
+	await counter.save({ transaction: t });
+	return index;
+}
+
+export interface CheckoutInput {
+	linkId: string;
+	payerToken: TokenView;
+	payerNetwork: NetworkView;
+	quote: QuoteAmounts;
+	supportPercent: string;
+	paymentWindowMs: number;
+	maxOpenCheckouts: number;
+	payerEmail?: string | null;
+	payerAddress?: string | null;
+	/** Runs inside the DB transaction once the checkout is written (idempotency record). */
+	onRecorded?: (t: DbTx, tx: Transaction) => Promise<void>;
+}
+
+/**
+ * Opens a checkout: a pending transaction with a fresh deposit address on the payer's network,
+ * derived at the chain type's next index (allocateIndex).
+ */
+export async function openCheckout(app: App, input: CheckoutInput): Promise<Transaction> {
+	const { models, sequelize, clock } = app;
+	const { seed, fingerprint } = hdSeed(app);
+	const network = input.payerNetwork;
+	const codec = codecFor(network.chainType);
+	const params = chainParamsFor(network);
+	return inTransaction(
+		sequelize,
+		async t => {
+			const now = clock.now();
+			const peek = await findLink(models, { id: input.linkId }, t);
+			let intent = peek?.intentId ? await models.PaymentIntent.findByPk(peek.intentId, forUpdate(t)) : null;
+			const link = await findLink(models, { id: input.linkId }, t, true);
+			if (!link) throw badRequest("Payment link not found");
+			// The pay page opened an intent for the link in between: it is new, nobody else holds it.
+			if (link.intentId && intent?.id !== link.intentId) intent = await models.PaymentIntent.findByPk(link.intentId, forUpdate(t));
+			assertLinkPayable(effectiveLinkStatus(link.status, link.expiresAt, now));
+			if (intent) transition(intent.status, "pay");
+			if ((await countOpenCheckouts(models, link.id, now, t)) >= input.maxOpenCheckouts) {
+				throw badRequest("This payment link has too many open checkouts; wait for one to expire", { paymentLink: "tooManyOpenCheckouts" });
+			}
+			const index = await allocateIndex(models, t, network.chainType);
+			const derived = await codec.deriveAddress(seed, params, index);
+			const txId = uuid();
+			const depositId = uuid();
+			await models.DepositAddress.create(
+				{
+					id: depositId,
+					chainType: network.chainType,
+					networkId: network.id,
+					derivationIndex: index,
+					address: derived.address,
+					seedFingerprint: fingerprint,
+					organizationId: link.organizationId,
+					transactionId: txId,
+					createdAt: now,
+				},
+				{ transaction: t },
+			);
+			const tx = await models.Transaction.create(
+				{
+					id: txId,
+					organizationId: link.organizationId,
+					mode: link.mode,
+					paymentLinkId: link.id,
+					intentId: intent?.id ?? null,
+					payerTokenId: input.payerToken.id,
+					payerNetworkId: network.id,
+					supportPercent: input.supportPercent,
+					amount: input.quote.originalAmountInPayerToken,
+					totalAmount: input.quote.totalAmount,
+					amountReceived: "0",
+					overpaidAmount: "0",
+					quote: { ...input.quote },
+					depositAddressId: depositId,
+					depositAddress: derived.address,
+					status: "pending",
+					simulated: false,
+					hash: null,
+					payerEmail: input.payerEmail ?? null,
+					payerAddress: input.payerAddress ?? null,
+					expiresAt: new Date(now.getTime() + input.paymentWindowMs),
+					confirmedAt: null,
+					completedAt: null,
+					createdAt: now,
+					updatedAt: now,
+				},
+				{ transaction: t },
+			);
+			if (intent) {
+				intent.latestTransactionId = tx.id;
+				intent.updatedAt = now;
+				await intent.save({ transaction: t });
+			}
+			if (input.payerEmail || input.payerAddress) {
+				if (input.payerEmail) link.payerEmail = input.payerEmail;
+				if (input.payerAddress) link.payerAddress = input.payerAddress;
+				link.updatedAt = now;
+				await link.save({ transaction: t });
+			}
+			if (input.onRecorded) await input.onRecorded(t, tx);
+			return tx;
+		},
+		{ attempts: 5, retryOn: isAllocationConflict },
+	);
+}
+
+/** A fresh deposit address for an existing (locked) checkout whose payer network changed. */
+export async function reassignDepositAddress(app: App, t: DbTx, tx: Transaction, network: NetworkView, now: Date): Promise<void> {
+	const { models } = app;
+	const { seed, fingerprint } = hdSeed(app);
+	const index = await allocateIndex(models, t, network.chainType);
+	const derived = await codecFor(network.chainType).deriveAddress(seed, chainParamsFor(network), index);
+	const depositId = uuid();
+	await models.DepositAddress.create(
+		{
+			id: depositId,
+			chainType: network.chainType,
+			networkId: network.id,
+			derivationIndex: index,
+			address: derived.address,
+			seedFingerprint: fingerprint,
+			organizationId: tx.organizationId,
+			transactionId: tx.id,
+			createdAt: now,
+		},
+		{ transaction: t },
+	);
+	tx.depositAddressId = depositId;
+	tx.depositAddress = derived.address;
+}
+

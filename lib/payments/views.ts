@@ -1,0 +1,206 @@
+/**
+ * Response shapes of the payments resources: the spec's fields per operation, camelCase, ISO
+ * timestamps, amounts as decimal strings. Pure: rows in, plain JSON out.
+ */
+import { eventStatus, IntentState } from "./intent-state";
+import type { LinkStatus } from "./link-state";
+import type { TransactionStatus } from "./settlement";
+
+const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
+const isoOrNull = (d: Date | string | null | undefined): string | null => (d ? iso(d) : null);
+
+export interface IntentLike {
+	id: string;
+	amount: string;
+	currency: string;
+	status: IntentState;
+	paymentMethodTypes: string[];
+	returnUrl: string;
+	metadata: Record<string, unknown>;
+	createdAt: Date;
+	updatedAt: Date;
+}
+
+export interface LinkLike {
+	id: string;
+	title: string;
+	slug: string;
+	amount: string;
+	tokenId: string;
+	networkId: string;
+	status: LinkStatus;
+	expiresAt: Date | null;
+	metadata: Record<string, unknown>;
+	withdrawalAddresses: Record<string, string> | null;
+	createdAt: Date;
+	updatedAt: Date;
+}
+
+export interface TransactionLike {
+	id: string;
+	paymentLinkId: string;
+	amount: string;
+	totalAmount: string;
+	amountReceived: string;
+	overpaidAmount: string;
+	status: TransactionStatus;
+	payerTokenId: string;
+	payerNetworkId: string;
+	supportPercent: string;
+	depositAddress: string;
+	simulated: boolean;
+	hash: string | null;
+	expiresAt: Date;
+	createdAt: Date;
+	updatedAt: Date;
+}
+
+/** `<public pay-page URL>/pay/<slug>`. */
+export function payPageUrl(publicUrl: string, slug: string): string {
+	return `${publicUrl.replace(/\/+$/, "")}/pay/${encodeURIComponent(slug)}`;
+}
+
+export interface LatestTransactionView {
+	id: string;
+	status: TransactionStatus;
+	hash: string | null;
+	amount: string;
+	currency?: string;
+}
+
+export function latestTransactionView(tx: TransactionLike | null | undefined, currency?: string): LatestTransactionView | null {
+	if (!tx) return null;
+	return { id: tx.id, status: tx.status, hash: tx.hash ?? null, amount: tx.amount, ...(currency !== undefined ? { currency } : {}) };
+}
+
+/** POST /payment_intents. */
+export function intentCreatedView(intent: IntentLike, link: { id: string; slug: string }, clientSecret: string, publicUrl: string) {
+	return {
+		id: intent.id,
+		amount: intent.amount,
+		currency: intent.currency,
+		status: intent.status,
+		paymentMethodTypes: [...intent.paymentMethodTypes],
+		clientSecret,
+		returnUrl: intent.returnUrl,
+		paymentLink: { id: link.id, link: payPageUrl(publicUrl, link.slug) },
+		createdAt: iso(intent.createdAt),
+	};
+}
+
+/** GET /payment_intents/:id (and the simulate answer). */
+export function intentView(intent: IntentLike, latest: TransactionLike | null) {
+	return {
+		id: intent.id,
+		amount: intent.amount,
+		currency: intent.currency,
+		status: intent.status,
+		paymentMethodTypes: [...intent.paymentMethodTypes],
+		latestTransaction: latestTransactionView(latest),
+		createdAt: iso(intent.createdAt),
+		updatedAt: iso(intent.updatedAt),
+	};
+}
+
+export function nextActionView(url: string) {
+	return { type: "redirect_to_url" as const, redirectToUrl: { url } };
+}
+
+/** confirm (merchant and pay page). */
+export function intentConfirmedView(intent: { id: string; status: IntentState }, url: string) {
+	return { id: intent.id, status: intent.status, nextAction: nextActionView(url) };
+}
+
+/** cancel / complete. */
+export function intentStatusView(intent: { id: string; status: IntentState; updatedAt: Date }) {
+	return { id: intent.id, status: intent.status, updatedAt: iso(intent.updatedAt) };
+}
+
+/** PATCH. */
+export function intentUpdatedView(intent: IntentLike) {
+	return { id: intent.id, amount: intent.amount, currency: intent.currency, status: intent.status, updatedAt: iso(intent.updatedAt) };
+}
+
+/**
+ * `data.object` of a webhook event: status says `completed` for succeeded; latestTransaction
+ * (with the payer token's currency) only in the completed event, as the spec's Events say.
+ */
+export function intentEventObject(intent: IntentLike, latest: TransactionLike | null, latestCurrency: string | undefined, withLatest: boolean) {
+	return {
+		id: intent.id,
+		amount: intent.amount,
+		currency: intent.currency,
+		status: eventStatus(intent.status),
+		paymentMethodTypes: [...intent.paymentMethodTypes],
+		metadata: intent.metadata ?? {},
+		createdAt: iso(intent.createdAt),
+		updatedAt: iso(intent.updatedAt),
+		...(withLatest ? { latestTransaction: latestTransactionView(latest, latestCurrency) } : {}),
+	};
+}
+
+/** The merchant's view of a link (create, list, PATCH). */
+export function linkView(link: LinkLike) {
+	return {
+		id: link.id,
+		title: link.title,
+		slug: link.slug,
+		amount: link.amount,
+		tokenId: link.tokenId,
+		networkId: link.networkId,
+		status: link.status,
+		expiresAt: isoOrNull(link.expiresAt),
+		metadata: link.metadata ?? {},
+		withdrawalAddresses: link.withdrawalAddresses ?? null,
+		createdAt: iso(link.createdAt),
+		updatedAt: iso(link.updatedAt),
+	};
+}
+
+/** GET /payments/links/:slug (public): without the merchant's withdrawal addresses. */
+export function linkPublicView(link: LinkLike) {
+	const { withdrawalAddresses: _omit, ...rest } = linkView(link);
+	return rest;
+}
+
+/** GET /pay/:slug. */
+export function payDetailsView(link: LinkLike) {
+	return {
+		id: link.id,
+		title: link.title,
+		slug: link.slug,
+		amount: link.amount,
+		tokenId: link.tokenId,
+		networkId: link.networkId,
+		status: link.status,
+		expiresAt: isoOrNull(link.expiresAt),
+		metadata: link.metadata ?? {},
+		createdAt: iso(link.createdAt),
+	};
+}
+
+/**
+ * A checkout transaction as the payer and the merchant see it. Nothing internal (organization,
+ * intent, derivation index) is shown: the id is the payer's handle on their checkout.
+ */
+export function transactionView(tx: TransactionLike) {
+	return {
+		id: tx.id,
+		paymentLinkId: tx.paymentLinkId,
+		amount: tx.amount,
+		totalAmount: tx.totalAmount,
+		amountReceived: tx.amountReceived,
+		overpaidAmount: tx.overpaidAmount,
+		status: tx.status,
+		payerTokenId: tx.payerTokenId,
+		payerNetworkId: tx.payerNetworkId,
+		// The spec's type is number; a percent with at most 4 decimals is exact as a JS number.
+		supportPercent: Number(tx.supportPercent),
+		depositAddress: tx.depositAddress,
+		hash: tx.hash ?? null,
+		simulated: Boolean(tx.simulated),
+		expiresAt: iso(tx.expiresAt),
+		createdAt: iso(tx.createdAt),
+		updatedAt: iso(tx.updatedAt),
+	};
+}

@@ -1,0 +1,340 @@
+/**
+ * Checkout transactions (spec "Transactions"): the payer's status page (public, by id), the
+ * merchant's list, the payer's choice of token/network and support, and THE credit path:
+ * `transactions.credit`, the one idempotent action through which any on-chain (or simulated)
+ * transfer to a deposit address counts. In one DB transaction it records the transfer (UNIQUE
+ * network + txHash + logIndex), adds to amountReceived, moves the transaction, its intent and its
+ * link, and writes the outbox events; Moleculer events follow after the commit.
+ * Decisions: docs/payments.md.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { appOf } from "../lib/app";
+import "../lib/payments/messages";
+import { chainParamsFor, codecFor } from "../lib/chains";
+import { badRequest, forbidden, notFound } from "../lib/errors";
+import { registerTranslations } from "../lib/i18n";
+import { isUuid } from "../lib/ids";
+import { amountRule } from "../lib/money";
+import type { NetworkView, TokenView } from "../lib/networks/view";
+import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
+import { quoteCheckout, resolvePayer } from "../lib/payments/checkout";
+import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
+import { canTransition, transition, tryTransition } from "../lib/payments/intent-state";
+import { canSettleLink } from "../lib/payments/link-state";
+import { parseSupportPercent } from "../lib/payments/quote";
+import { applyCredit, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
+import { Effects, expiryDue, forUpdate, inTransaction, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired } from "../lib/payments/store";
+import { transactionView } from "../lib/payments/views";
+import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
+import type { AuthMeta } from "../lib/meta";
+import type { Transaction } from "../models/transaction.model";
+
+registerTranslations("es", {
+	"Transaction not found": "Transacción no encontrada",
+	"Funds were already received for this transaction": "Ya se recibieron fondos para esta transacción",
+});
+
+type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
+
+export interface CreditParams {
+	networkId: string;
+	txHash: string;
+	logIndex: number;
+	toAddress: string;
+	tokenId: string;
+	/** Token units (decimal string). */
+	amount: string;
+	confirmations?: number;
+	simulated?: boolean;
+}
+
+export interface CreditResult {
+	/** false: nothing was recorded (see `reason`), or the transfer was recorded before (`duplicate`). */
+	credited: boolean;
+	duplicate: boolean;
+	reason?: "unknownAddress" | "insufficientConfirmations" | "duplicate";
+	/** false when the transfer was of another token than the checkout's (recorded, not counted). */
+	counted?: boolean;
+	requiredConfirmations?: number;
+	transaction?: ReturnType<typeof transactionView>;
+}
+
+/** What dependent services hear when a checkout settles (after commit). */
+export interface TransactionCompletedEvent {
+	transactionId: string;
+	organizationId: string;
+	mode: "sandbox" | "live";
+	paymentLinkId: string;
+	intentId: string | null;
+	simulated: boolean;
+	payerTokenId: string;
+	payerNetworkId: string;
+	amountReceived: string;
+	totalAmount: string;
+	completedAt: string;
+}
+
+interface TransactionsVars {
+	payments: PaymentsConfig;
+}
+
+interface TransactionsMethods extends OrgScopeMethods {
+	findPublic(id: string): Promise<Transaction>;
+	repriceCheckout(ctx: Ctx<any>, id: string, change: { payerTokenId?: string; payerNetworkId?: string; supportPercent?: string }): Promise<Transaction>;
+}
+
+type TransactionsThis = Service<{ rest: string }> & TransactionsVars & TransactionsMethods;
+
+const ID = { type: "string", max: 100 } as const;
+const transactionNotFound = () => notFound("Transaction not found");
+
+const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods & Record<string, any>, TransactionsVars> = {
+	name: "transactions",
+	mixins: [OrgScopeMixin as ServiceSchema],
+	settings: { rest: "/" },
+
+	actions: {
+		/** The payer's checkout status (public: the id is their handle; nothing internal is shown). */
+		get: {
+			rest: "GET /payments/transactions/:id",
+			auth: "public",
+			params: { $$strict: "remove", id: ID },
+			async handler(this: TransactionsThis, ctx: Ctx<{ id: string }>) {
+				return transactionView(await this.findPublic(ctx.params.id));
+			},
+		},
+
+		full: {
+			rest: "GET /payments/transactions/:id/full",
+			auth: "public",
+			params: { $$strict: "remove", id: ID },
+			async handler(this: TransactionsThis, ctx: Ctx<{ id: string }>) {
+				const tx = await this.findPublic(ctx.params.id);
+				const [token, network] = await Promise.all([
+					ctx.call("networks.getToken", { id: tx.payerTokenId }) as Promise<TokenView>,
+					ctx.call("networks.getNetwork", { id: tx.payerNetworkId }) as Promise<NetworkView>,
+				]);
+				return {
+					...transactionView(tx),
+					payerToken: { id: token.id, symbol: token.symbol, decimals: token.decimals, contractAddress: token.contractAddress },
+					payerNetwork: { id: network.id, name: network.name, chainId: network.chainId, publicRpcUrls: network.publicRpcUrls },
+				};
+			},
+		},
+
+		list: {
+			rest: "GET /payments/transactions",
+			auth: "jwt",
+			params: {
+				$$strict: "remove",
+				...PAGE_PARAMS,
+				status: { type: "enum", values: [...TRANSACTION_STATUSES], optional: true },
+				paymentLinkId: { type: "uuid", optional: true },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<{ page?: number; limit?: number; status?: TransactionStatus; paymentLinkId?: string }>) {
+				const app = appOf(this.broker);
+				const org = await this.resolveOrganization(ctx);
+				await sweepExpired(app, this.broker, { organizationId: org.id });
+				const w = pageWindow(ctx.params.page, ctx.params.limit);
+				const where: Record<string, unknown> = { organizationId: org.id };
+				if (ctx.params.status) where.status = ctx.params.status;
+				if (ctx.params.paymentLinkId) where.paymentLinkId = ctx.params.paymentLinkId;
+				const rows = await app.models.Transaction.findAll({ where, order: [["createdAt", "DESC"], ["id", "DESC"]], offset: w.offset, limit: w.fetch });
+				return toPage(rows, w.limit, transactionView);
+			},
+		},
+
+		payer: {
+			rest: "PATCH /payments/transactions/:id/payer",
+			auth: "public",
+			params: { $$strict: "remove", id: ID, payerTokenId: { type: "string", max: 100 }, payerNetworkId: { type: "string", max: 100 } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ id: string; payerTokenId: string; payerNetworkId: string }>) {
+				const tx = await this.repriceCheckout(ctx, ctx.params.id, { payerTokenId: ctx.params.payerTokenId, payerNetworkId: ctx.params.payerNetworkId });
+				return transactionView(tx);
+			},
+		},
+
+		support: {
+			rest: "PATCH /payments/transactions/:id/support",
+			auth: "public",
+			params: { $$strict: "remove", id: ID, supportPercent: { type: "multi", rules: [{ type: "number" }, { type: "string", max: 20 }] } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ id: string; supportPercent: number | string }>) {
+				const supportPercent = parseSupportPercent(ctx.params.supportPercent);
+				const tx = await this.repriceCheckout(ctx, ctx.params.id, { supportPercent });
+				return transactionView(tx);
+			},
+		},
+
+		/**
+		 * THE credit path (chain watchers, simulations). Idempotent on (networkId, txHash, logIndex):
+		 * the same transfer reported again changes nothing and answers `duplicate: true`. A transfer
+		 * reported with fewer than the network's required confirmations is not recorded
+		 * (`insufficientConfirmations`): report it again once confirmed. Internal: no route.
+		 */
+		credit: {
+			visibility: "public",
+			params: {
+				$$strict: "remove",
+				networkId: ID,
+				txHash: { type: "string", min: 1, max: 128 },
+				logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+				toAddress: { type: "string", min: 1, max: 200 },
+				tokenId: ID,
+				amount: amountRule,
+				confirmations: { type: "number", integer: true, min: 0, optional: true },
+				simulated: { type: "boolean", optional: true },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<CreditParams>): Promise<CreditResult> {
+				const app = appOf(this.broker);
+				const { models, sequelize, clock } = app;
+				const p = ctx.params;
+				const simulated = p.simulated === true;
+				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
+				if (p.confirmations !== undefined && p.confirmations < network.requiredConfirmations) {
+					return { credited: false, duplicate: false, reason: "insufficientConfirmations", requiredConfirmations: network.requiredConfirmations };
+				}
+				const address = codecFor(network.chainType).normalizeAddress(p.toAddress, chainParamsFor(network));
+				const deposit = address ? await models.DepositAddress.findOne({ where: { networkId: network.id, address } }) : null;
+				if (!deposit) return { credited: false, duplicate: false, reason: "unknownAddress" };
+				const token = (await ctx.call("networks.getToken", { id: p.tokenId })) as TokenView;
+
+				const effects = new Effects();
+				let result: CreditResult;
+				try {
+					result = await inTransaction(sequelize, async t => {
+						const now = clock.now();
+						const peek = await models.Transaction.findByPk(deposit.transactionId, { transaction: t });
+						if (!peek) throw transactionNotFound();
+						const intent = peek.intentId ? await models.PaymentIntent.findByPk(peek.intentId, forUpdate(t)) : null;
+						// Soft-deleted links still settle their transactions.
+						const link = await models.PaymentLink.findByPk(peek.paymentLinkId, forUpdate(t));
+						const tx = await models.Transaction.findByPk(peek.id, forUpdate(t));
+						if (!tx || !link) throw transactionNotFound();
+						if (simulated && tx.mode !== "sandbox") throw forbidden("Simulation is only available for sandbox organizations", { code: "SIMULATION_SANDBOX_ONLY" });
+
+						const counted = token.id === tx.payerTokenId;
+						// The unique index is the arbiter: a duplicate fails here and rolls everything back.
+						await models.TransactionCredit.create(
+							{ networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, transactionId: tx.id, tokenId: token.id, amount: p.amount, counted, confirmations: p.confirmations ?? null, simulated, createdAt: now },
+							{ transaction: t },
+						);
+						const settleable = canSettleLink(link.status) && (!intent || canTransition(intent.status, "settle"));
+						const out = applyCredit({ status: tx.status, amountReceived: tx.amountReceived, totalAmount: tx.totalAmount, amount: p.amount, counted, settleable });
+						tx.status = out.status;
+						tx.amountReceived = out.amountReceived;
+						tx.overpaidAmount = out.overpaidAmount;
+						if (counted) tx.hash = p.txHash;
+						if (simulated) tx.simulated = true;
+						if (out.confirmed) tx.confirmedAt = now;
+						if (out.settled) tx.completedAt = now;
+						tx.updatedAt = now;
+						await tx.save({ transaction: t });
+
+						const currency = token.symbol.toLowerCase();
+						if (intent && (out.settled || out.firstFunds)) {
+							const tr = out.settled ? transition(intent.status, "settle") : tryTransition(intent.status, "funds");
+							if (tr?.changed || out.settled) {
+								if (tr) intent.status = tr.to;
+								if (out.settled) intent.succeededAt = now;
+								intent.latestTransactionId = tx.id;
+								intent.updatedAt = now;
+								await intent.save({ transaction: t });
+								if (tr?.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, currency);
+							}
+						}
+						if (out.settled) {
+							link.status = "completed";
+							link.updatedAt = now;
+							await link.save({ transaction: t });
+							// Single use: the link's other checkouts end.
+							await lapseCheckouts(models, t, { paymentLinkId: link.id, excludeId: tx.id }, now);
+							const event: TransactionCompletedEvent = {
+								transactionId: tx.id,
+								organizationId: tx.organizationId,
+								mode: tx.mode,
+								paymentLinkId: link.id,
+								intentId: intent?.id ?? null,
+								simulated: tx.simulated,
+								payerTokenId: tx.payerTokenId,
+								payerNetworkId: tx.payerNetworkId,
+								amountReceived: tx.amountReceived,
+								totalAmount: tx.totalAmount,
+								completedAt: now.toISOString(),
+							};
+							effects.emit("payments.transaction.completed", event);
+						}
+						return { credited: true, duplicate: false, counted, transaction: transactionView(tx) };
+					});
+				} catch (err) {
+					if (!isUniqueViolation(err, "transaction_credits")) throw err;
+					const tx = await models.Transaction.findByPk(deposit.transactionId);
+					return { credited: false, duplicate: true, reason: "duplicate", ...(tx ? { transaction: transactionView(tx) } : {}) };
+				}
+				await effects.flush(this.broker);
+				return result;
+			},
+		},
+	},
+
+	methods: {
+		async findPublic(this: TransactionsThis, id: string) {
+			const app = appOf(this.broker);
+			if (!isUuid(id)) throw transactionNotFound();
+			const tx = await app.models.Transaction.findByPk(id);
+			if (!tx) throw transactionNotFound();
+			if (!expiryDue(tx, app.clock.now())) return tx;
+			await sweepExpired(app, this.broker, { paymentLinkId: tx.paymentLinkId });
+			return (await app.models.Transaction.findByPk(id)) ?? tx;
+		},
+
+		/**
+		 * The payer changes token/network or support while the checkout is pending and nothing has
+		 * arrived: the amounts are quoted again, and a new network gets a new deposit address.
+		 */
+		async repriceCheckout(this: TransactionsThis, ctx: Ctx<any>, id: string, change) {
+			const app = appOf(this.broker);
+			const { models, sequelize, clock } = app;
+			const current = await this.findPublic(id);
+			const assertOpen = (tx: Transaction) => {
+				if (tx.status !== "pending") throw badRequest(`Cannot update a transaction in state ${tx.status}`);
+				if (tx.amountReceived !== "0") throw badRequest("Funds were already received for this transaction", { transaction: "fundsReceived" });
+			};
+			assertOpen(current);
+			const link = await models.PaymentLink.findByPk(current.paymentLinkId);
+			if (!link) throw transactionNotFound();
+			const target = { tokenId: link.tokenId, networkId: link.networkId, mode: link.mode, amount: link.amount };
+			const payer = await resolvePayer(ctx, target, change.payerTokenId ?? current.payerTokenId, change.payerNetworkId ?? current.payerNetworkId);
+			const supportPercent = change.supportPercent ?? current.supportPercent;
+			// Quoted against the link's amount as it is now (it may have been edited since the checkout opened).
+			const quote = await quoteCheckout(ctx, target, payer, supportPercent, this.payments.bridgeFee);
+			return inTransaction(
+				sequelize,
+				async t => {
+					const now = clock.now();
+					if (current.intentId) await models.PaymentIntent.findByPk(current.intentId, forUpdate(t));
+					await models.PaymentLink.findByPk(current.paymentLinkId, forUpdate(t));
+					const tx = await models.Transaction.findByPk(id, forUpdate(t));
+					if (!tx) throw transactionNotFound();
+					assertOpen(tx);
+					if (tx.payerNetworkId !== payer.network.id) await reassignDepositAddress(app, t, tx, payer.network, now);
+					tx.payerTokenId = payer.token.id;
+					tx.payerNetworkId = payer.network.id;
+					tx.supportPercent = supportPercent;
+					tx.amount = quote.amounts.originalAmountInPayerToken;
+					tx.totalAmount = quote.amounts.totalAmount;
+					tx.quote = { ...quote.amounts };
+					tx.updatedAt = now;
+					await tx.save({ transaction: t });
+					return tx;
+				},
+				{ attempts: 5, retryOn: isAllocationConflict },
+			);
+		},
+	},
+
+	created(this: TransactionsThis) {
+		this.payments = paymentsConfigFromEnv(process.env);
+	},
+};
+
+export default TransactionsService;
