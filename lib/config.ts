@@ -20,6 +20,8 @@ export interface AppConfig {
 	publicUrl: string;
 	secrets: { jwt: string; refresh: string; master: string };
 	paymentsWebhookSecret: string | null;
+	/** BIP-39 mnemonic of the HD master seed for deposit addresses; unset: generated once into DATA_DIR/hd-seed.enc. */
+	masterSeed: string | null;
 	rateLimit: RateLimitMode;
 	/** Multiplies every rate limit; tests raise it so unrelated suites never hit a limit. */
 	rateLimitScale: number;
@@ -188,6 +190,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		publicUrl: httpUrl("PUBLIC_URL", env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
 		secrets: resolveSecrets(env, dataDir, production),
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
+		masterSeed: env.MASTER_SEED?.trim() || null,
 		rateLimit,
 		rateLimitScale,
 		trustProxy: trustProxyHops > 0,

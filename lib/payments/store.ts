@@ -334,7 +334,7 @@ const seeds = new Map<string, { seed: Uint8Array; fingerprint: string }>();
 
 /** The HD master seed (MASTER_SEED, else DATA_DIR/hd-seed.enc sealed under MASTER_KEY), once per process. */
 export function hdSeed(app: App): { seed: Uint8Array; fingerprint: string } {
-	const mnemonic = process.env.MASTER_SEED || null;
+	const mnemonic = app.config.masterSeed;
 	const cacheKey = digest(`${app.config.dataDir}|${mnemonic ?? ""}`, app.config.secrets.master);
 	let entry = seeds.get(cacheKey);
 	if (!entry) {
