@@ -5,7 +5,6 @@
  * machine is lib/payments/intent-state.ts; shared DB work is lib/payments/store.ts. Also runs the
  * periodic expiry sweep of intents, links and checkouts. Decisions: docs/payments.md.
  */
-import crypto from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op } from "sequelize";
 import { appOf } from "../lib/app";
@@ -20,7 +19,7 @@ import { quoteCheckout, resolvePair } from "../lib/payments/checkout";
 import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
 import { canTransition, transition, transitionError } from "../lib/payments/intent-state";
 import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
-import { amountDue } from "../lib/payments/settlement";
+import { simulatedCredit } from "../lib/payments/settlement";
 import {
 	cancelIntent,
 	Effects,
@@ -402,15 +401,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 						maxOpenCheckouts: this.payments.maxOpenCheckouts,
 					});
 				}
-				await ctx.call("transactions.credit", {
-					networkId: tx.payerNetworkId,
-					txHash: `sim_${crypto.randomBytes(32).toString("hex")}`,
-					logIndex: 0,
-					toAddress: tx.depositAddress,
-					tokenId: tx.payerTokenId,
-					amount: amountDue(tx.totalAmount, tx.amountReceived),
-					simulated: true,
-				});
+				await ctx.call("transactions.credit", simulatedCredit(tx));
 				const after = await models.PaymentIntent.findByPk(intent.id);
 				if (!after) throw intentNotFound();
 				return intentView(after, await latestTransactionOf(models, after));

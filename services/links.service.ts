@@ -25,7 +25,7 @@ import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses 
 import { assertLinkPayable, cancelLinkStatus, isFinalLinkStatus, LINK_STATUSES, LINK_UPDATE_STATUSES, LinkStatus, LinkUpdateStatus, patchedLinkStatus } from "../lib/payments/link-state";
 import { frontendOrigin } from "../lib/payments/origin";
 import { parseSupportPercent } from "../lib/payments/quote";
-import { amountDue } from "../lib/payments/settlement";
+import { simulatedCredit } from "../lib/payments/settlement";
 import { cancelIntent, Effects, expiryDue, findLink, forUpdate, inTransaction, lapseCheckouts, openCheckout, sweepExpired } from "../lib/payments/store";
 import { intentConfirmedView, linkPublicView, linkView, payDetailsView, transactionView } from "../lib/payments/views";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
@@ -555,15 +555,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 						maxOpenCheckouts: this.payments.maxOpenCheckouts,
 					});
 				}
-				await ctx.call("transactions.credit", {
-					networkId: tx.payerNetworkId,
-					txHash: `sim_${crypto.randomBytes(32).toString("hex")}`,
-					logIndex: 0,
-					toAddress: tx.depositAddress,
-					tokenId: tx.payerTokenId,
-					amount: amountDue(tx.totalAmount, tx.amountReceived),
-					simulated: true,
-				});
+				await ctx.call("transactions.credit", simulatedCredit(tx));
 				const after = await models.Transaction.findByPk(tx.id);
 				return transactionView(after ?? tx);
 			},

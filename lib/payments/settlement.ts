@@ -12,6 +12,7 @@
  * - Funds arriving late (expired/failed) still settle when nothing else forbids it.
  * - Over-payment completes and is recorded as `overpaidAmount` = amountReceived - totalAmount.
  */
+import crypto from "node:crypto";
 import { money, toAmountString } from "../money";
 
 export const TRANSACTION_STATUSES = ["pending", "confirmed", "completed", "expired", "failed"] as const;
@@ -82,4 +83,20 @@ export function lapsedStatus(amountReceived: string): TransactionStatus {
 export function amountDue(totalAmount: string, amountReceived: string): string {
 	const due = money(totalAmount).minus(money(amountReceived));
 	return due.gt(0) ? toAmountString(due) : "0";
+}
+
+/**
+ * The credit a sandbox simulation reports for a checkout: what is still due, under a `sim_`
+ * hash that can never collide with a real chain's, so it goes through the one credit path.
+ */
+export function simulatedCredit(tx: { payerNetworkId: string; depositAddress: string; payerTokenId: string; totalAmount: string; amountReceived: string }) {
+	return {
+		networkId: tx.payerNetworkId,
+		txHash: `sim_${crypto.randomBytes(32).toString("hex")}`,
+		logIndex: 0,
+		toAddress: tx.depositAddress,
+		tokenId: tx.payerTokenId,
+		amount: amountDue(tx.totalAmount, tx.amountReceived),
+		simulated: true,
+	};
 }
