@@ -1,13 +1,15 @@
 /**
- * Micro-benchmark behind docs/benchmarks.md "Improvements": CPU per operation of the ways to
+ * Micro-benchmark behind docs/benchmarks.md "What was changed": CPU per operation of the ways to
  * write an intent and its link, and to read an intent, through the real models on a fresh MySQL
  * database (dropped at the end). Sequential on one process, several rounds so the JIT is warm;
  * compare within a round. Run: `npm run build && node dist/bench/orm-micro.js`.
  */
 import crypto from "node:crypto";
+import mysqlCallback from "mysql2";
 import mysql from "mysql2/promise";
 import { QueryTypes, Sequelize } from "sequelize";
 import { createSequelize, runMigrations } from "../lib/db";
+import { insertRow, selectOne } from "../lib/payments/rows";
 import { defineModels, Models } from "../models";
 
 const MYSQL_URL = (process.env.BENCH_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, "");
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
 	const admin = await mysql.createConnection(MYSQL_URL);
 	await admin.query(`CREATE DATABASE \`${db}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
 	const sequelize = createSequelize(`${MYSQL_URL}/${db}`);
+	const closers: Array<() => Promise<void>> = [];
 	try {
 		await runMigrations(sequelize);
 		const models: Models = defineModels(sequelize);
@@ -68,10 +71,18 @@ async function main(): Promise<void> {
 		const token = crypto.randomUUID();
 		const network = crypto.randomUUID();
 		const fast = { validate: false, hooks: false };
+		// The driver Sequelize uses, on the same database: the floor of a statement.
+		const raw = mysqlCallback.createConnection(`${MYSQL_URL}/${db}`);
+		const rawRun = (sql: string) => new Promise<void>((resolve, reject) => raw.query(sql, err => (err ? reject(err) : resolve())));
+		closers.push(() => new Promise<void>(resolve => raw.end(() => resolve())));
 		for (let round = 1; round <= ROUNDS; round++) {
 			console.log(`round ${round} of ${ROUNDS}, ${OPS} operations each`);
 			await measure("empty sequelize.transaction()", () => sequelize.transaction(async () => undefined));
-			await measure("link + intent: Model.create in a transaction (as today)", () => {
+			await measure("START TRANSACTION + COMMIT on a raw mysql2 connection (callback API)", async () => {
+				await rawRun("START TRANSACTION");
+				await rawRun("COMMIT");
+			});
+			await measure("link + intent: Model.create in a transaction (before)", () => {
 				const r = rows(org, token, network);
 				return sequelize.transaction(async t => {
 					await models.PaymentLink.create(r.link, { transaction: t });
@@ -92,16 +103,25 @@ async function main(): Promise<void> {
 					await rawInsert(sequelize, "payment_intents", r.intent, t);
 				});
 			});
+			await measure("link + intent: insertRow (lib/payments/rows.ts, create now)", () => {
+				const r = rows(org, token, network);
+				return sequelize.transaction(async t => {
+					await insertRow(models.PaymentLink, r.link, t);
+					await insertRow(models.PaymentIntent, r.intent, t);
+				});
+			});
 			const ids = (await models.PaymentIntent.findAll({ attributes: ["id"], where: { organizationId: org }, limit: 100 })).map(r => r.id);
 			const idOf = (i: number) => ids[i % ids.length];
 			const sql = "SELECT * FROM payment_intents WHERE id = ? AND organizationId = ? LIMIT 1";
-			await measure("read intent: findOne({ where }) (as findOwn)", i => models.PaymentIntent.findOne({ where: { id: idOf(i), organizationId: org } }));
+			await measure("read intent: findOne({ where }) (findOwn before)", i => models.PaymentIntent.findOne({ where: { id: idOf(i), organizationId: org } }));
 			await measure("read intent: findOne({ where, raw: true })", i => models.PaymentIntent.findOne({ where: { id: idOf(i), organizationId: org }, raw: true }));
 			await measure("read intent: sequelize.query(sql, { model, mapToModel })", i =>
 				sequelize.query(sql, { replacements: [idOf(i), org], model: models.PaymentIntent, mapToModel: true }),
 			);
+			await measure("read intent: selectOne (lib/payments/rows.ts, findOwn now)", i => selectOne(models.PaymentIntent, { id: idOf(i), organizationId: org }));
 		}
 	} finally {
+		for (const close of closers) await close().catch(() => undefined);
 		await sequelize.close().catch(() => undefined);
 		await admin.query(`DROP DATABASE IF EXISTS \`${db}\``);
 		await admin.end();

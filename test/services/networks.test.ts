@@ -3,6 +3,7 @@
  * by network, seed idempotency across restarts and nodes, and the internal look-ups other services
  * use (resolvePair with the mode rule, getToken, getNetwork).
  */
+import crypto from "node:crypto";
 import { getAddress } from "ethers";
 import { startNode, TestNode } from "../helpers/harness";
 import { CATALOGUE, CHAIN_TYPES, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
@@ -24,7 +25,8 @@ describe("networks", () => {
 	const list = (query?: Record<string, string>) => node.http("GET", "/payments/networks", { query });
 	const tokensOf = (id: string, query?: Record<string, string>) => node.http("GET", `/payments/networks/${encodeURIComponent(id)}/tokens`, { query });
 	const resolvePair = (params: Record<string, unknown>) => node.broker.call("networks.resolvePair", params) as Promise<any>;
-	const clearCache = () => node.broker.cacher!.clean("networks.**");
+	/** What the catalogue-changed broadcast runs on every node: the broker cache and the in-memory look-ups. */
+	const clearCache = () => (node.broker.getLocalService("networks") as unknown as { clearCache(): Promise<void> }).clearCache();
 
 	beforeAll(async () => {
 		node = await startNode({ services: ["api", "networks"] });
@@ -390,6 +392,68 @@ describe("networks", () => {
 			await expect(resolvePair({ networkId: networkIdFor("ethereum"), tokenId: tokenIdFor("ethereum", "ETH"), mode: "production" })).rejects.toMatchObject({ code: 422, name: "ValidationError" });
 			await expect(resolvePair({ networkId: networkIdFor("ethereum"), mode: "live" })).rejects.toMatchObject({ name: "ValidationError" });
 		});
+	});
+
+	describe("look-up cache", () => {
+		const tron = { networkId: networkIdFor("tron"), tokenId: tokenIdFor("tron", "USDT"), mode: "live" };
+
+		it("answers resolvePair, getToken and getNetwork from memory until the catalogue changes", async () => {
+			const { Network, Token } = node.app.models;
+			const before = await resolvePair(tron);
+			const token = (await node.broker.call("networks.getToken", { id: tron.tokenId })) as any;
+			const network = (await node.broker.call("networks.getNetwork", { id: tron.networkId })) as any;
+			await Network.update({ isActive: false }, { where: { id: tron.networkId } });
+			await Token.update({ isActive: false }, { where: { id: tron.tokenId } });
+			try {
+				// No Redis, no database: the same answers, and they cannot be changed by a caller.
+				expect(await resolvePair(tron)).toEqual(before);
+				expect(await node.broker.call("networks.getToken", { id: tron.tokenId })).toEqual(token);
+				expect(await node.broker.call("networks.getNetwork", { id: tron.networkId })).toEqual(network);
+				expect(() => {
+					(before.network as { name: string }).name = "changed";
+				}).toThrow(TypeError);
+				// The seed clears them (and tells every node to).
+				await node.broker.call("networks.seed", {});
+				await expect(resolvePair(tron)).rejects.toMatchObject({ code: 400, data: { errors: { networkId: "networkInactive" } } });
+				expect(((await node.broker.call("networks.getToken", { id: tron.tokenId })) as any).isActive).toBe(false);
+				expect(((await node.broker.call("networks.getNetwork", { id: tron.networkId })) as any).isActive).toBe(false);
+			} finally {
+				await Network.update({ isActive: true }, { where: { id: tron.networkId } });
+				await Token.update({ isActive: true }, { where: { id: tron.tokenId } });
+				await clearCache();
+			}
+			expect(await resolvePair(tron)).toMatchObject({ network: { id: tron.networkId, isActive: true }, token: { id: tron.tokenId, isActive: true } });
+		});
+
+		it("is cleared on the other nodes by the seed's broadcast (NATS)", async () => {
+			// Own namespace: other test runs on the same NATS server never meet these nodes.
+			const env = { TRANSPORTER: "nats://127.0.0.1:4222", NAMESPACE: `networks-${crypto.randomBytes(4).toString("hex")}` };
+			const first = await startNode({ services: ["networks"], env });
+			const second = await startNode({ services: ["networks"], env, shareWith: first });
+			try {
+				const deadline = Date.now() + 15_000;
+				const knows = (a: TestNode, b: TestNode) => a.broker.registry.nodes.list({ onlyAvailable: true }).some((n: { id: string }) => n.id === b.broker.nodeID);
+				while (!knows(first, second) || !knows(second, first)) {
+					if (Date.now() > deadline) throw new Error("the two nodes never discovered each other");
+					await new Promise(r => setTimeout(r, 100));
+				}
+				// Each node answers its own calls (Moleculer prefers the local service) and keeps its own cache.
+				const onSecond = () => second.broker.call("networks.resolvePair", tron);
+				await onSecond();
+				await first.app.models.Network.update({ isActive: false }, { where: { id: tron.networkId } });
+				await expect(onSecond()).resolves.toMatchObject({ network: { id: tron.networkId, isActive: true } });
+				await first.broker.call("networks.seed", {});
+				let result: unknown = await onSecond().catch(err => err);
+				while (!(result instanceof Error) && Date.now() < deadline) {
+					await new Promise(r => setTimeout(r, 25));
+					result = await onSecond().catch(err => err);
+				}
+				expect(result).toMatchObject({ code: 400, data: { errors: { networkId: "networkInactive" } } });
+			} finally {
+				await second.stop();
+				await first.stop();
+			}
+		}, 40_000);
 	});
 
 	describe("getToken and getNetwork", () => {

@@ -1,0 +1,193 @@
+/**
+ * Single-row SQL for the payments hot paths (POST and GET /payment_intents), without the ORM's
+ * per-row work (instance building, per-attribute `set`, DataType validation, query generation,
+ * option cloning): docs/benchmarks.md measured Model.create / findOne at several times the cost
+ * of the statement itself.
+ *
+ * Nothing about a table is written twice: the column list, column names and value conversions
+ * come from the model's own attribute definitions (`getAttributes()`). Every value goes through the
+ * attribute's setter, as Model.create does (money -> canonical decimal string, JSON -> text), and
+ * is escaped by Sequelize's own escaping for the dialect; dates are written in the string the
+ * dialect's DATE type writes. A column of the model without a value is an error, never a silent
+ * NULL, so a column added to a model cannot be forgotten here.
+ */
+import type { Attributes, Model, ModelStatic, Sequelize, Transaction } from "sequelize";
+import { QueryTypes } from "sequelize";
+
+type Setter = (this: { setDataValue(key: string, value: unknown): void }, value: unknown) => void;
+type Getter = (this: { getDataValue(key: string): unknown }) => unknown;
+
+interface Column {
+	/** The model's attribute name. */
+	name: string;
+	set?: Setter;
+	get?: Getter;
+	/** For DATE columns: the dialect's string for a Date. */
+	date?: (d: Date) => string;
+}
+
+interface Plan {
+	columns: Column[];
+	/** `INSERT INTO t (cols) VALUES (` */
+	insertHead: string;
+	/** `SELECT <the model's columns> FROM t WHERE ` */
+	selectHead: string;
+	/** Attribute name -> quoted column name. */
+	fieldOf: Map<string, string>;
+	escape: (value: unknown) => string;
+}
+
+const plans = new WeakMap<ModelStatic<Model>, Plan>();
+
+interface DateType {
+	key?: string;
+	stringify(value: unknown, options: { timezone?: string }): string;
+}
+
+/**
+ * The dialect's DATE string for a Date (what Model.create writes). With the UTC offset both our
+ * dialects use, it is built from toISOString (the ORM goes through moment for every date); the
+ * shape is checked once against the DataType itself, and anything else uses the DataType.
+ */
+function dateWriter(type: DateType, timezone: string | undefined): (d: Date) => string {
+	const exact = (d: Date) => type.stringify(d, { timezone });
+	if (timezone !== "+00:00") return exact;
+	const probe = new Date(Date.UTC(2001, 1, 3, 4, 5, 6, 789));
+	const expected = exact(probe);
+	for (const length of [23, 19]) {
+		const head = probe.toISOString().slice(0, length).replace("T", " ");
+		if (!expected.startsWith(head) || (length === 19 && expected[19] === ".")) continue;
+		const tail = expected.slice(length);
+		return d => {
+			const year = d.getUTCFullYear();
+			// toISOString writes other years as +YYYYYY: leave those to the DataType.
+			if (!(year >= 1000 && year <= 9999)) return exact(d);
+			return d.toISOString().slice(0, length).replace("T", " ") + tail;
+		};
+	}
+	return exact;
+}
+
+function planOf(model: ModelStatic<Model>): Plan {
+	let plan = plans.get(model);
+	if (plan) return plan;
+	const sequelize = model.sequelize as Sequelize;
+	const qg = (sequelize.getQueryInterface() as unknown as { queryGenerator: { quoteIdentifier(s: string): string; quoteTable(t: unknown): string } }).queryGenerator;
+	const timezone = (sequelize as unknown as { options: { timezone?: string } }).options.timezone;
+	const columns: Column[] = [];
+	const fieldOf = new Map<string, string>();
+	const selected: string[] = [];
+	for (const [name, attr] of Object.entries(model.getAttributes())) {
+		const field = attr.field ?? name;
+		fieldOf.set(name, qg.quoteIdentifier(field));
+		selected.push(field === name ? qg.quoteIdentifier(field) : `${qg.quoteIdentifier(field)} AS ${qg.quoteIdentifier(name)}`);
+		const type = attr.type as unknown as DateType;
+		columns.push({
+			name,
+			set: attr.set as Setter | undefined,
+			get: attr.get as Getter | undefined,
+			date: type?.key === "DATE" ? dateWriter(type, timezone) : undefined,
+		});
+	}
+	const table = qg.quoteTable(model.getTableName());
+	plan = {
+		columns,
+		insertHead: `INSERT INTO ${table} (${columns.map(c => fieldOf.get(c.name)).join(",")}) VALUES (`,
+		selectHead: `SELECT ${selected.join(",")} FROM ${table} WHERE `,
+		fieldOf,
+		escape: value => sequelize.escape(value as string),
+	};
+	plans.set(model, plan);
+	return plan;
+}
+
+/** What the attribute's setter stores for `value` (the value itself without a setter). */
+function stored(column: Column, value: unknown): unknown {
+	if (!column.set) return value;
+	let out: unknown = value;
+	column.set.call({ setDataValue: (_key, v) => (out = v) }, value);
+	return out;
+}
+
+/** What a read of the stored value gives (the attribute's getter applied). */
+function readBack(column: Column, value: unknown): unknown {
+	return column.get ? column.get.call({ getDataValue: () => value }) : value;
+}
+
+/**
+ * INSERTs one row of `model` with every column of the model, in `transaction`. Answers the row as
+ * a read of it would (the model's getters applied to what was stored: canonical money strings,
+ * parsed JSON), for building the response.
+ */
+export async function insertRow<M extends Model>(model: ModelStatic<M>, values: Attributes<M>, transaction: Transaction): Promise<Attributes<M>> {
+	const plan = planOf(model as unknown as ModelStatic<Model>);
+	const given = values as Record<string, unknown>;
+	const literals: string[] = [];
+	const row: Record<string, unknown> = {};
+	for (const column of plan.columns) {
+		const value = given[column.name];
+		if (value === undefined) throw new Error(`insertRow(${model.name}): no value for column ${column.name}`);
+		const s = stored(column, value);
+		row[column.name] = readBack(column, s);
+		literals.push(s instanceof Date && column.date ? plan.escape(column.date(s)) : plan.escape(s));
+	}
+	await execute(model.sequelize as Sequelize, `${plan.insertHead}${literals.join(",")})`, transaction);
+	return row as Attributes<M>;
+}
+
+type DriverError = Error & { errno?: number; sql?: string };
+interface Mysql2Connection {
+	query(sql: string, callback: (err: DriverError | null) => void): unknown;
+}
+type QueryClass = new (connection: unknown, sequelize: Sequelize, options: object) => { formatError(err: DriverError, stack?: string): Error };
+
+/**
+ * Runs a statement without a result in `transaction`. On MySQL it goes straight to the
+ * transaction's own mysql2 connection: sequelize.query's per-statement work (option merging, the
+ * retry wrapper, query hooks, a stack captured for every statement) cost about 20 us a statement
+ * (bench/orm-micro.ts). A failure is turned into Sequelize's error classes by the dialect's own
+ * formatError, as sequelize.query does (a duplicate key is a UniqueConstraintError, a deadlock a
+ * DatabaseError whose `parent.errno` is 1213), so callers see the same errors. Other dialects
+ * use sequelize.query.
+ */
+async function execute(sequelize: Sequelize, sql: string, transaction: Transaction): Promise<void> {
+	const connection = (transaction as unknown as { connection?: Partial<Mysql2Connection> }).connection;
+	if (sequelize.getDialect() !== "mysql" || typeof connection?.query !== "function") {
+		await sequelize.query(sql, { transaction, type: QueryTypes.INSERT, raw: true });
+		return;
+	}
+	const finished = (transaction as unknown as { finished?: string }).finished;
+	if (finished) throw new Error(`${finished} has been called on this transaction, you can no longer use it`);
+	const conn = connection as Mysql2Connection;
+	await new Promise<void>((resolve, reject) =>
+		conn.query(sql, err => {
+			if (!err) return resolve();
+			err.sql = sql;
+			const Query = (sequelize as unknown as { dialect: { Query: QueryClass } }).dialect.Query;
+			reject(new Query(conn, sequelize, { transaction }).formatError(err, new Error().stack));
+		}),
+	);
+}
+
+/**
+ * The one row of `model` matching every `where` column (equality; give the primary key or a
+ * unique column), as a model instance with the model's getters, or null. One SELECT ... LIMIT 1.
+ */
+export async function selectOne<M extends Model>(model: ModelStatic<M>, where: Partial<Record<keyof Attributes<M> & string, string | number>>, transaction?: Transaction): Promise<M | null> {
+	const plan = planOf(model as unknown as ModelStatic<Model>);
+	const conditions: string[] = [];
+	for (const [name, value] of Object.entries(where)) {
+		const field = plan.fieldOf.get(name);
+		if (field === undefined || value === undefined || value === null) throw new Error(`selectOne(${model.name}): bad condition on ${name}`);
+		// Escaped here as `replacements` would be, without re-parsing the statement for placeholders.
+		conditions.push(`${field} = ${plan.escape(value)}`);
+	}
+	if (conditions.length === 0) throw new Error(`selectOne(${model.name}): no condition`);
+	const found = await (model.sequelize as Sequelize).query(`${plan.selectHead}${conditions.join(" AND ")} LIMIT 1`, {
+		transaction,
+		model,
+		mapToModel: true,
+		type: QueryTypes.SELECT,
+	});
+	return (found[0] as M | undefined) ?? null;
+}

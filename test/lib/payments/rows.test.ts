@@ -1,0 +1,174 @@
+/**
+ * lib/payments/rows.ts against the ORM it replaces on the hot paths: a row written by insertRow
+ * reads back exactly like the same row written by Model.create (every column, both backends),
+ * and selectOne answers what findOne answers.
+ */
+import crypto from "node:crypto";
+import { QueryTypes } from "sequelize";
+import { insertRow, selectOne } from "../../../lib/payments/rows";
+import { startNode, TestNode } from "../../helpers/harness";
+
+describe("lib/payments/rows", () => {
+	let node: TestNode;
+	beforeAll(async () => {
+		node = await startNode({ services: ["api"] });
+	});
+	afterAll(async () => {
+		await node?.stop();
+	});
+
+	const created = new Date(Date.UTC(2026, 10, 23, 12, 34, 56, 789));
+	const expires = new Date(Date.UTC(2027, 0, 2, 3, 4, 5, 6));
+	// Ids the ORM and the raw row share, so only id and slug differ between them.
+	const shared = { intentId: crypto.randomUUID(), tokenId: crypto.randomUUID(), networkId: crypto.randomUUID(), rateId: crypto.randomUUID(), linkId: crypto.randomUUID() };
+
+	function linkValues(id: string, slug: string, org: string) {
+		return {
+			id,
+			organizationId: org,
+			mode: "sandbox" as const,
+			intentId: shared.intentId,
+			ownedByIntent: true,
+			slug,
+			title: "Order 'quoted' \\ \"1234\" ñ",
+			// Not canonical on purpose: the money setter stores the canonical string.
+			amount: "0012.500000",
+			tokenId: shared.tokenId,
+			networkId: shared.networkId,
+			status: "active" as const,
+			expiresAt: expires,
+			metadata: { orderId: "1234", nested: { a: [1, "x'y"] } },
+			withdrawalAddresses: { ethereum: "0xabc" },
+			singleUse: false,
+			payerEmail: null,
+			payerAddress: null,
+			createdByUserId: 7,
+			createdAt: created,
+			updatedAt: created,
+			deletedAt: null,
+		};
+	}
+
+	function intentValues(id: string, org: string) {
+		return {
+			id,
+			organizationId: org,
+			apiKeyId: null,
+			mode: "live" as const,
+			amount: "100.10",
+			currency: "eur",
+			tokenAmount: "123456789012345678901234567890.123456789012345678",
+			currencyRateId: shared.rateId,
+			amountUsd: "108.5",
+			rate: "1.233333333333333333",
+			tokenId: shared.tokenId,
+			networkId: shared.networkId,
+			status: "requires_payment_method" as const,
+			paymentMethodTypes: ["crypto"],
+			clientSecretDigest: "f".repeat(64),
+			returnUrl: "https://shop.example.com/return?a=1&b='2'",
+			cancelUrl: null,
+			description: "line 1\nline 2",
+			metadata: {},
+			expiresAt: null,
+			withdrawalAddresses: null,
+			paymentLinkId: shared.linkId,
+			latestTransactionId: null,
+			cancellationReason: null,
+			canceledAt: null,
+			succeededAt: created,
+			createdAt: created,
+			updatedAt: created,
+		};
+	}
+
+	/** Every attribute through the model's getters, without the id-like columns that must differ. */
+	function columns(row: { get(k: string): unknown } | Record<string, unknown>, names: string[], skip: string[]) {
+		const get = (k: string) => (typeof (row as { get?: unknown }).get === "function" ? (row as { get(k: string): unknown }).get(k) : (row as Record<string, unknown>)[k]);
+		return Object.fromEntries(names.filter(n => !skip.includes(n)).map(n => [n, get(n)]));
+	}
+
+	it("writes a link and an intent exactly as Model.create does", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const [viaOrm, viaRaw] = [crypto.randomUUID(), crypto.randomUUID()];
+		const [linkOrm, linkRaw] = [crypto.randomUUID(), crypto.randomUUID()];
+		let answered: { link: Record<string, unknown>; intent: Record<string, unknown> } | null = null;
+		await sequelize.transaction(async t => {
+			await models.PaymentLink.create(linkValues(linkOrm, `pl_${linkOrm}`, org), { transaction: t });
+			await models.PaymentIntent.create(intentValues(viaOrm, org), { transaction: t });
+			const link = await insertRow(models.PaymentLink, linkValues(linkRaw, `pl_${linkRaw}`, org), t);
+			const intent = await insertRow(models.PaymentIntent, intentValues(viaRaw, org), t);
+			answered = { link, intent };
+		});
+
+		const linkNames = Object.keys(models.PaymentLink.getAttributes());
+		const intentNames = Object.keys(models.PaymentIntent.getAttributes());
+		const ormLink = await models.PaymentLink.findByPk(linkOrm);
+		const rawLink = await models.PaymentLink.findByPk(linkRaw);
+		const ormIntent = await models.PaymentIntent.findByPk(viaOrm);
+		const rawIntent = await models.PaymentIntent.findByPk(viaRaw);
+		expect(rawLink && ormLink && rawIntent && ormIntent).toBeTruthy();
+
+		expect(columns(rawLink!, linkNames, ["id", "slug"])).toEqual(columns(ormLink!, linkNames, ["id", "slug"]));
+		expect(columns(rawIntent!, intentNames, ["id"])).toEqual(columns(ormIntent!, intentNames, ["id"]));
+		// Money is stored as exact canonical strings and dates keep their milliseconds.
+		expect(rawLink!.amount).toBe("12.5");
+		expect(rawIntent!.tokenAmount).toBe("123456789012345678901234567890.123456789012345678");
+		expect(rawIntent!.rate).toBe("1.233333333333333333");
+		expect(rawLink!.expiresAt?.toISOString()).toBe(expires.toISOString());
+		expect(rawIntent!.createdAt.toISOString()).toBe(created.toISOString());
+		expect(rawLink!.title).toBe("Order 'quoted' \\ \"1234\" ñ");
+		expect(rawLink!.singleUse).toBe(false);
+
+		// And the stored column values themselves (as the driver returns them, no model in between).
+		const stored = async (table: string, id: string) =>
+			((await sequelize.query(`SELECT * FROM ${table} WHERE id = ?`, { replacements: [id], type: QueryTypes.SELECT, raw: true })) as Array<Record<string, unknown>>)[0];
+		const [sl1, sl2] = [await stored("payment_links", linkRaw), await stored("payment_links", linkOrm)];
+		expect({ ...sl1, id: null, slug: null }).toEqual({ ...sl2, id: null, slug: null });
+		const [si1, si2] = [await stored("payment_intents", viaRaw), await stored("payment_intents", viaOrm)];
+		expect({ ...si1, id: null }).toEqual({ ...si2, id: null });
+
+		// The answer is the row as a read gives it.
+		expect(answered!.link).toEqual(columns(rawLink!, linkNames, []));
+		expect(answered!.intent).toEqual(columns(rawIntent!, intentNames, []));
+	});
+
+	it("refuses a row with a column left out", async () => {
+		const { models, sequelize } = node.app;
+		const { cancelUrl: _left, ...partial } = intentValues(crypto.randomUUID(), crypto.randomUUID());
+		await expect(sequelize.transaction(t => insertRow(models.PaymentIntent, partial as never, t))).rejects.toThrow(/no value for column cancelUrl/);
+	});
+
+	it("fails as the ORM does: a duplicate key is a UniqueConstraintError and nothing of the transaction stays", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const id = crypto.randomUUID();
+		await sequelize.transaction(t => insertRow(models.PaymentIntent, intentValues(id, org), t));
+		const linkId = crypto.randomUUID();
+		const err = await sequelize
+			.transaction(async t => {
+				await insertRow(models.PaymentLink, linkValues(linkId, `pl_${linkId}`, org), t);
+				await insertRow(models.PaymentIntent, intentValues(id, org), t);
+			})
+			.catch(e => e);
+		expect(err).toMatchObject({ name: "SequelizeUniqueConstraintError" });
+		expect(await models.PaymentLink.findByPk(linkId)).toBeNull();
+		expect(await models.PaymentIntent.count({ where: { organizationId: org } })).toBe(1);
+	});
+
+	it("selectOne answers what findOne answers, and null for another organization", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const id = crypto.randomUUID();
+		await sequelize.transaction(t => insertRow(models.PaymentIntent, intentValues(id, org), t));
+		const names = Object.keys(models.PaymentIntent.getAttributes());
+		const found = await selectOne(models.PaymentIntent, { id, organizationId: org });
+		const orm = await models.PaymentIntent.findOne({ where: { id, organizationId: org } });
+		expect(found).toBeInstanceOf(models.PaymentIntent);
+		expect(columns(found!, names, [])).toEqual(columns(orm!, names, []));
+		expect(found!.isNewRecord).toBe(false);
+		expect(await selectOne(models.PaymentIntent, { id, organizationId: crypto.randomUUID() })).toBeNull();
+		expect(await selectOne(models.PaymentIntent, { id: "x' OR '1'='1", organizationId: org })).toBeNull();
+	});
+});
