@@ -24,6 +24,15 @@ export function createSequelize(databaseUrl: string): Sequelize {
 			transactionType: "IMMEDIATE" as Options["transactionType"],
 			retry: { max: 5, match: [/SQLITE_BUSY/] },
 		});
+		// Per-connection settings, on every connection: the pool replaces connections (idle timeout,
+		// a connection killed after a failed rollback), and a new one without busy_timeout fails at
+		// once with SQLITE_BUSY when another process or node writes.
+		sequelize.addHook("afterConnect", async (connection: unknown) => {
+			const db = connection as { run(sql: string, cb: (err: Error | null) => void): void };
+			for (const sql of ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON"]) {
+				await new Promise<void>((resolve, reject) => db.run(sql, err => (err ? reject(err) : resolve())));
+			}
+		});
 		return sequelize;
 	}
 	if (databaseUrl.startsWith("mysql:") || databaseUrl.startsWith("mariadb:")) {
