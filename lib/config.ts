@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
+import { WebhooksConfig, webhooksConfigFromEnv } from "./webhooks/config";
 
 export type RateLimitMode = "identity" | "ip" | "off";
 
@@ -20,6 +21,8 @@ export interface AppConfig {
 	publicUrl: string;
 	secrets: { jwt: string; refresh: string; master: string };
 	paymentsWebhookSecret: string | null;
+	/** Outbound delivery, logs and retention (lib/webhooks/config.ts). */
+	webhooks: WebhooksConfig;
 	/** BIP-39 mnemonic of the HD master seed for deposit addresses; unset: generated once into DATA_DIR/hd-seed.enc. */
 	masterSeed: string | null;
 	rateLimit: RateLimitMode;
@@ -190,6 +193,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		publicUrl: httpUrl("PUBLIC_URL", env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
 		secrets: resolveSecrets(env, dataDir, production),
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
+		webhooks: webhooksConfigFromEnv(env, production),
 		masterSeed: env.MASTER_SEED?.trim() || null,
 		rateLimit,
 		rateLimitScale,

@@ -27,6 +27,12 @@ export interface AuthMeta {
 	origin?: string;
 	userAgent?: string;
 	recaptchaToken?: string;
+	/** The `Idempotency-Key` header, checked by mixins/idempotency.mixin.ts. */
+	idempotencyKey?: string;
+	/** The body exactly as received (UTF-8), only on requests that carry `x-webhook-signature`. */
+	rawBody?: string;
+	/** The `x-webhook-signature` header of an inbound webhook. */
+	webhookSignature?: string;
 	$statusCode?: number;
 	$responseHeaders?: Record<string, string>;
 	$responseType?: string;

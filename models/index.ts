@@ -19,9 +19,13 @@ import { PaymentLink } from "./payment-link.model";
 import { Transaction, TransactionCredit } from "./transaction.model";
 import { DepositAddress, DepositAddressCounter } from "./deposit-address.model";
 import { OutboxEvent } from "./outbox-event.model";
+import { WebhookDelivery } from "./webhook-delivery.model";
+import { WebhookLog } from "./webhook-log.model";
+import { InboundEvent } from "./inbound-event.model";
 
 export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey, Network, Token, Currency, CurrencyRate, TokenPrice };
 export { PaymentIntent, IdempotencyKey, PaymentLink, Transaction, TransactionCredit, DepositAddress, DepositAddressCounter, OutboxEvent };
+export { WebhookDelivery, WebhookLog, InboundEvent };
 
 export interface Models {
 	User: typeof User;
@@ -46,6 +50,9 @@ export interface Models {
 	DepositAddress: typeof DepositAddress;
 	DepositAddressCounter: typeof DepositAddressCounter;
 	OutboxEvent: typeof OutboxEvent;
+	WebhookDelivery: typeof WebhookDelivery;
+	WebhookLog: typeof WebhookLog;
+	InboundEvent: typeof InboundEvent;
 }
 
 export function defineModels(sequelize: Sequelize): Models {
@@ -72,5 +79,8 @@ export function defineModels(sequelize: Sequelize): Models {
 		DepositAddress: DepositAddress.initModel(sequelize),
 		DepositAddressCounter: DepositAddressCounter.initModel(sequelize),
 		OutboxEvent: OutboxEvent.initModel(sequelize),
+		WebhookDelivery: WebhookDelivery.initModel(sequelize),
+		WebhookLog: WebhookLog.initModel(sequelize),
+		InboundEvent: InboundEvent.initModel(sequelize),
 	};
 }

@@ -47,8 +47,6 @@ interface GatewayRequest extends IncomingMessage {
 }
 
 type RefreshMeta = AuthMeta & { refresh?: { sessionId: string; nonce: unknown; userId: number } };
-/** The raw JSON body of a request that carries `x-webhook-signature`, as received (UTF-8). */
-type RawBodyMeta = AuthMeta & { rawBody?: string };
 
 interface GatewayVars {
 	limiter: GatewayRateLimiter;
@@ -376,7 +374,7 @@ const ApiService: GatewaySchema = {
 			if (recaptcha) ctx.meta.recaptchaToken = recaptcha;
 			// Checked (length, characters) by mixins/idempotency.mixin.ts, which answers 400 for a bad one.
 			const idempotencyKey = header(req, "idempotency-key", 8192);
-			if (idempotencyKey) (ctx.meta as AuthMeta & { idempotencyKey?: string }).idempotencyKey = idempotencyKey;
+			if (idempotencyKey) ctx.meta.idempotencyKey = idempotencyKey;
 			if (this.limiter.enabled) {
 				const ipKey = limitKeyForIp(ctx.meta.ip);
 				const rule = this.limiter.endpointRule(req.method || "GET", routePath(req));
@@ -386,7 +384,9 @@ const ApiService: GatewaySchema = {
 			}
 			checkBody(req);
 			bodyOverQuery(req);
-			if (req.rawBody) (ctx.meta as RawBodyMeta).rawBody = req.rawBody.toString("utf8");
+			if (req.rawBody) ctx.meta.rawBody = req.rawBody.toString("utf8");
+			const signature = header(req, "x-webhook-signature", 256);
+			if (signature) ctx.meta.webhookSignature = signature;
 		},
 
 		async resolveCredential(this: GatewayThis, ctx: Context<unknown, AuthMeta>, value: string, requirement: AuthRequirement) {

@@ -14,7 +14,7 @@ import { badRequest, notFound, unauthorized } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import type { AuthApiKey, AuthMeta } from "../lib/meta";
 import { generateKeyPair, isWellFormedPair, keyPrefixOf, last4Of } from "../lib/keys/format";
-import { WEBHOOK_URL_MAX_LENGTH, webhookUrlProblem } from "../lib/keys/webhook-url";
+import { WEBHOOK_URL_MAX_LENGTH, WebhookTarget, webhookUrlProblem } from "../lib/keys/webhook-url";
 import { OrgScopeMixin, OrgScopeMethods } from "../mixins/org-scope.mixin";
 import type { ApiKey } from "../models/api-key.model";
 import type { MembershipRole } from "../models/organization.model";
@@ -218,6 +218,30 @@ const KeysService: ServiceSchema<{ rest: string }, KeysMethods & Record<string, 
 				const row = await models.ApiKey.findByPk(ctx.params.id, { attributes: ["id", "keyDigest", "secretEncrypted"] });
 				if (!row) throw keyNotFound();
 				return decrypt(row.secretEncrypted, config.secrets.master, secretContext(row.keyDigest));
+			},
+		},
+		/**
+		 * For the webhook sender: where each key's events go and who to name in the logs. Unknown
+		 * ids are left out; revoked keys are listed (status) so their queued events can be dropped.
+		 */
+		webhookTargets: {
+			visibility: "public",
+			auth: "public",
+			params: { ids: { type: "array", min: 1, max: 1000, items: KEY_ID } },
+			async handler(this: KeysThis, ctx: Ctx<{ ids: number[] }>): Promise<WebhookTarget[]> {
+				const { models } = appOf(this.broker);
+				const rows = await models.ApiKey.findAll({
+					where: { id: [...new Set(ctx.params.ids)] },
+					attributes: ["id", "organizationId", "mode", "webhookUrl", "status", "createdByUserId"],
+				});
+				return rows.map(r => ({
+					id: Number(r.id),
+					organizationId: r.organizationId,
+					mode: r.mode,
+					webhookUrl: r.webhookUrl ?? null,
+					status: r.status,
+					createdByUserId: r.createdByUserId ?? null,
+				}));
 			},
 		},
 	},

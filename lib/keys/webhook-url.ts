@@ -8,6 +8,16 @@
  */
 import net from "node:net";
 
+/** What the webhook sender needs of an API key (keys.webhookTargets). */
+export interface WebhookTarget {
+	id: number;
+	organizationId: string;
+	mode: "sandbox" | "live";
+	webhookUrl: string | null;
+	status: "active" | "revoked";
+	createdByUserId: number | null;
+}
+
 export type WebhookUrlProblem = "invalidUrl" | "httpsRequired" | "privateAddress";
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;

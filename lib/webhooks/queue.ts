@@ -1,0 +1,305 @@
+/**
+ * The durable delivery queue (webhook_deliveries) and its log: the webhooks service's database
+ * work. The rules, in one place:
+ * - Relay: unpublished outbox rows become deliveries and are marked published in ONE DB
+ *   transaction, rows locked first, so two relaying nodes never make two deliveries of an event
+ *   (UNIQUE (eventId, apiKeyId) stays as the last guard).
+ * - Claim: an attempt starts with one conditional UPDATE (`status = 'pending'` → `sending`, a
+ *   lease token, attempts + 1). Only one node's UPDATE can match a row, so an attempt is sent by
+ *   one node; the node reads back what its token took.
+ * - Outcome: recorded only by the lease holder (`leaseToken` in the WHERE) together with the log
+ *   row, in one DB transaction; UNIQUE (deliveryId, attemptNumber) logs an attempt once.
+ * - A lease that ran out is an attempt whose node stopped mid-send: another node records it as
+ *   failed ("interrupted") and the schedule goes on, so nothing waits forever.
+ */
+import { Op, Sequelize, Transaction as DbTx } from "sequelize";
+import type { App } from "../app";
+import { uuid } from "../ids";
+import { inTransaction, isLockConflict } from "../payments/store";
+import type { Models } from "../../models";
+import type { WebhookDelivery, DeliveryKind } from "../../models/webhook-delivery.model";
+import type { WebhookTarget } from "../keys/webhook-url";
+import type { WebhooksConfig } from "./config";
+import { isDelivered, nextAttemptAt, truncateResponse } from "./policy";
+
+export type { WebhookTarget };
+
+export type TargetsOf = (ids: number[]) => Promise<Map<number, WebhookTarget>>;
+
+/** The JSON body of an outbox event (decisions.md "Webhooks"): `{ id, type, created, livemode, data: { object } }`. */
+export function envelopeBody(event: { id: string; type: string; createdAt: Date; livemode: boolean; payload: Record<string, unknown> }): string {
+	return JSON.stringify({ id: event.id, type: event.type, created: event.createdAt.toISOString(), livemode: event.livemode, data: { object: event.payload } });
+}
+
+export interface NewDelivery {
+	eventId: string;
+	kind: DeliveryKind;
+	type: string;
+	target: WebhookTarget;
+	userId: number | null;
+	livemode: boolean;
+	body: string;
+	now: Date;
+}
+
+function deliveryRow(d: NewDelivery) {
+	return {
+		id: uuid(),
+		eventId: d.eventId,
+		kind: d.kind,
+		type: d.type,
+		organizationId: d.target.organizationId,
+		apiKeyId: d.target.id,
+		userId: d.userId,
+		livemode: d.livemode,
+		url: d.target.webhookUrl as string,
+		body: d.body,
+		status: "pending" as const,
+		attempts: 0,
+		nextAttemptAt: d.now,
+		leaseOwner: null,
+		leaseToken: null,
+		leaseUntil: null,
+		lastStatusCode: null,
+		lastError: null,
+		createdAt: d.now,
+		updatedAt: d.now,
+		deliveredAt: null,
+	};
+}
+
+export async function enqueue(models: Models, d: NewDelivery, t?: DbTx): Promise<WebhookDelivery> {
+	return models.WebhookDelivery.create(deliveryRow(d), { transaction: t });
+}
+
+/** A key that should receive events: active and with a URL. */
+export function receives(target: WebhookTarget | undefined): target is WebhookTarget & { webhookUrl: string } {
+	return !!target && target.status === "active" && !!target.webhookUrl;
+}
+
+/**
+ * Moves up to `batch` unpublished outbox rows into the queue. Rows whose key has no URL (or no
+ * key: bearer-token and pay-page intents) are marked published with no delivery. Returns how
+ * many rows it published.
+ */
+export async function relayOutbox(app: App, targetsOf: TargetsOf, batch: number): Promise<number> {
+	const { models, sequelize, clock } = app;
+	const peek = await models.OutboxEvent.findAll({ where: { publishedAt: null }, attributes: ["id", "apiKeyId"], order: [["createdAt", "ASC"]], limit: batch });
+	if (peek.length === 0) return 0;
+	const keyIds = [...new Set(peek.map(r => r.apiKeyId).filter((id): id is number => id !== null && id !== undefined).map(Number))];
+	const targets = keyIds.length ? await targetsOf(keyIds) : new Map<number, WebhookTarget>();
+	return inTransaction(sequelize, async t => {
+		const now = clock.now();
+		// Locked and re-read: a row another node relayed meanwhile is no longer unpublished here.
+		const rows = await models.OutboxEvent.findAll({
+			where: { id: peek.map(r => r.id), publishedAt: null },
+			transaction: t,
+			lock: t.LOCK.UPDATE,
+		});
+		if (rows.length === 0) return 0;
+		const deliveries = [];
+		for (const row of rows) {
+			const target = row.apiKeyId === null || row.apiKeyId === undefined ? undefined : targets.get(Number(row.apiKeyId));
+			if (!receives(target) || target.organizationId !== row.organizationId) continue;
+			deliveries.push(
+				deliveryRow({
+					eventId: row.id,
+					kind: "event",
+					type: row.type,
+					target,
+					userId: target.createdByUserId,
+					livemode: !!row.livemode,
+					body: envelopeBody({ id: row.id, type: row.type, createdAt: row.createdAt, livemode: !!row.livemode, payload: row.payload }),
+					now,
+				}),
+			);
+		}
+		if (deliveries.length) await models.WebhookDelivery.bulkCreate(deliveries, { transaction: t, validate: false, hooks: false });
+		await models.OutboxEvent.update({ publishedAt: now }, { where: { id: rows.map(r => r.id), publishedAt: null }, transaction: t });
+		return rows.length;
+	});
+}
+
+export interface ClaimLimits {
+	/** Attempts this node may start now, all endpoints together. */
+	slots: number;
+	/** Free slots per API key (endpoints at their cap are absent or 0); others get `perEndpoint`. */
+	freeByKey: Map<number, number>;
+	perEndpoint: number;
+	/** Only this delivery (a test send's first attempt). */
+	deliveryId?: string;
+}
+
+/** Starts the next attempt of due deliveries, within the limits. Returns the rows this node now holds. */
+export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<WebhookDelivery[]> {
+	const { models, sequelize, clock } = app;
+	if (limits.slots <= 0) return [];
+	const now = clock.now();
+	const full = [...limits.freeByKey].filter(([, free]) => free <= 0).map(([id]) => id);
+	const candidates = await models.WebhookDelivery.findAll({
+		where: {
+			status: "pending",
+			nextAttemptAt: { [Op.lte]: now },
+			...(limits.deliveryId ? { id: limits.deliveryId } : {}),
+			...(full.length ? { apiKeyId: { [Op.notIn]: full } } : {}),
+		},
+		attributes: ["id", "apiKeyId"],
+		order: [["nextAttemptAt", "ASC"]],
+		limit: limits.slots * 4,
+	});
+	const picked: string[] = [];
+	const taken = new Map<number, number>();
+	for (const c of candidates) {
+		if (picked.length >= limits.slots) break;
+		const key = Number(c.apiKeyId);
+		const free = (limits.freeByKey.get(key) ?? limits.perEndpoint) - (taken.get(key) ?? 0);
+		if (free <= 0) continue;
+		taken.set(key, (taken.get(key) ?? 0) + 1);
+		picked.push(c.id);
+	}
+	if (picked.length === 0) return [];
+	const token = uuid();
+	const [count] = await retryOnLockConflict(() => models.WebhookDelivery.update(
+		{
+			status: "sending",
+			leaseOwner: owner,
+			leaseToken: token,
+			leaseUntil: new Date(now.getTime() + cfg.leaseMs),
+			attempts: sequelize.literal("attempts + 1") as unknown as number,
+			updatedAt: now,
+		},
+		{ where: { id: picked, status: "pending" } },
+	));
+	if (count === 0) return [];
+	return models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" } });
+}
+
+/** One statement outside a transaction, run again when InnoDB picked it as a deadlock victim. */
+async function retryOnLockConflict<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await fn();
+		} catch (err) {
+			if (attempt >= attempts || !isLockConflict(err)) throw err;
+		}
+	}
+}
+
+export interface AttemptOutcome {
+	delivery: WebhookDelivery;
+	statusCode: number | null;
+	response: string;
+	error: string | null;
+	durationMs: number | null;
+	/** The URL called (the key's current one). */
+	url: string;
+	/** Attempt was not sent (key revoked or URL removed): the delivery ends without a log row. */
+	canceled?: boolean;
+}
+
+/**
+ * Records finished attempts: each delivery's new state and its log row, in one DB transaction
+ * for the batch. Returns how many were recorded (an attempt whose lease this node lost is not).
+ */
+export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: AttemptOutcome[]): Promise<number> {
+	if (outcomes.length === 0) return 0;
+	const { models, sequelize, clock } = app;
+	// A deadlock with another node's claim or record (InnoDB) rolls back and runs again.
+	return inTransaction(sequelize, async t => {
+		const now = clock.now();
+		const logs = [];
+		const delivered = outcomes.filter(o => !o.canceled && isDelivered(o.statusCode));
+		const others = outcomes.filter(o => o.canceled || !isDelivered(o.statusCode));
+		const recorded: AttemptOutcome[] = [];
+		if (delivered.length) {
+			const where = (list: AttemptOutcome[]) => ({
+				id: list.map(o => o.delivery.id),
+				leaseToken: [...new Set(list.map(o => o.delivery.leaseToken as string))],
+				status: "sending",
+			});
+			const changes = { status: "delivered" as const, deliveredAt: now, lastStatusCode: 200, lastError: null, leaseOwner: null, leaseUntil: null, nextAttemptAt: null, updatedAt: now };
+			const [count] = await models.WebhookDelivery.update(changes, { where: where(delivered), transaction: t });
+			if (count === delivered.length) recorded.push(...delivered);
+			else {
+				// Some lease was lost and taken over meanwhile: record only the rows our update changed.
+				const ours = await models.WebhookDelivery.findAll({ where: { ...where(delivered), status: "delivered", deliveredAt: now }, attributes: ["id"], transaction: t });
+				const ids = new Set(ours.map(r => r.id));
+				recorded.push(...delivered.filter(o => ids.has(o.delivery.id)));
+			}
+		}
+		for (const o of others) {
+			const attempt = o.delivery.attempts;
+			const next = o.canceled ? null : nextAttemptAt(cfg, attempt, now);
+			const [count] = await models.WebhookDelivery.update(
+				{
+					status: o.canceled ? "canceled" : next ? "pending" : "failed",
+					nextAttemptAt: next,
+					lastStatusCode: o.statusCode,
+					lastError: o.error ?? (o.statusCode !== null ? `HTTP ${o.statusCode}` : null),
+					leaseOwner: null,
+					leaseUntil: null,
+					updatedAt: now,
+				},
+				{ where: { id: o.delivery.id, leaseToken: o.delivery.leaseToken, status: "sending" }, transaction: t },
+			);
+			if (count === 1 && !o.canceled) recorded.push(o);
+		}
+		for (const o of recorded) {
+			const d = o.delivery;
+			const success = isDelivered(o.statusCode);
+			logs.push({
+				deliveryId: d.id,
+				eventId: d.eventId,
+				organizationId: d.organizationId,
+				apiKeyId: Number(d.apiKeyId),
+				userId: d.userId ?? null,
+				event: d.type,
+				url: o.url,
+				statusCode: o.statusCode,
+				success,
+				attemptNumber: d.attempts,
+				error: success ? null : (o.error ?? `Endpoint answered ${o.statusCode}; only 200 counts as delivered`),
+				response: truncateResponse(o.response, cfg.responseMaxChars),
+				durationMs: o.durationMs,
+				createdAt: now,
+			});
+		}
+		if (logs.length) await models.WebhookLog.bulkCreate(logs, { transaction: t, validate: false, hooks: false });
+		return recorded.length;
+	});
+}
+
+/**
+ * Attempts whose lease ran out (their node stopped mid-send): taken over by this node and
+ * returned, to be recorded as interrupted (the request may or may not have reached the endpoint;
+ * receivers de-duplicate by event id).
+ */
+export async function takeOverExpired(app: App, cfg: WebhooksConfig, owner: string, limit: number): Promise<WebhookDelivery[]> {
+	const { models, clock } = app;
+	const now = clock.now();
+	const expired = await models.WebhookDelivery.findAll({ where: { status: "sending", leaseUntil: { [Op.lt]: now } }, attributes: ["id"], limit });
+	if (expired.length === 0) return [];
+	const token = uuid();
+	const [count] = await retryOnLockConflict(() =>
+		models.WebhookDelivery.update(
+			{ leaseOwner: owner, leaseToken: token, leaseUntil: new Date(now.getTime() + cfg.leaseMs), updatedAt: now },
+			{ where: { id: expired.map(r => r.id), status: "sending", leaseUntil: { [Op.lt]: now } } },
+		),
+	);
+	if (count === 0) return [];
+	return models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" } });
+}
+
+/** Removes logs, finished deliveries, published outbox rows and inbound events older than the retention. */
+export async function prune(app: App, retentionDays: number): Promise<void> {
+	if (retentionDays <= 0) return;
+	const { models, clock } = app;
+	const before = new Date(clock.now().getTime() - retentionDays * 86_400_000);
+	const limited = { limit: 5000 } as Record<string, unknown>;
+	await models.WebhookLog.destroy({ where: { createdAt: { [Op.lt]: before } }, ...limited });
+	await models.WebhookDelivery.destroy({ where: { status: ["delivered", "failed", "canceled"], updatedAt: { [Op.lt]: before } }, ...limited });
+	await models.OutboxEvent.destroy({ where: { publishedAt: { [Op.lt]: before } }, ...limited });
+	await models.InboundEvent.destroy({ where: { receivedAt: { [Op.lt]: before }, dispatchedAt: { [Op.ne]: null } }, ...limited });
+}
+
+export type { Sequelize };

@@ -1,0 +1,541 @@
+/**
+ * Webhooks (spec "Events" and the Webhooks endpoints, decisions.md "Webhooks"):
+ * - outbound: payment events written to the outbox by the payments services are relayed into a
+ *   durable queue (webhook_deliveries) and POSTed, signed with the owning key's secret, to that
+ *   key's webhook URL: 10 s timeout, only 200 succeeds, 3 attempts with backoff 2 s, 4 s. Every
+ *   node runs the dispatcher; the database decides which node sends an attempt (lib/webhooks/queue.ts);
+ * - one log row per attempt, GET /webhooks/logs;
+ * - test sends (a sample payment_intent.completed, or the caller's payload);
+ * - inbound POST /webhooks: signature checked over the raw body, stored once, dispatched as the
+ *   Moleculer event `webhooks.inbound.<type>`.
+ * Decisions: docs/webhooks.md.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { Op } from "sequelize";
+import { appOf } from "../lib/app";
+import { sha256Hex } from "../lib/crypto";
+import { badRequest, notFound } from "../lib/errors";
+import { registerTranslations } from "../lib/i18n";
+import { uuid } from "../lib/ids";
+import type { AuthMeta } from "../lib/meta";
+import { TtlCache } from "../lib/ttl-cache";
+import type { WebhooksConfig } from "../lib/webhooks/config";
+import {
+	AttemptOutcome,
+	claimDue,
+	enqueue,
+	prune,
+	receives,
+	recordOutcomes,
+	relayOutbox,
+	takeOverExpired,
+	WebhookTarget,
+} from "../lib/webhooks/queue";
+import { sendWebhook } from "../lib/webhooks/sender";
+import { signWebhookBody, verifyWebhookSignature } from "../lib/webhooks/signature";
+import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
+import type { WebhookDelivery } from "../models/webhook-delivery.model";
+import type { WebhookLog } from "../models/webhook-log.model";
+
+registerTranslations("es", {
+	"Invalid webhook signature": "Firma de webhook no válida",
+});
+
+type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
+
+const URL_NOT_CONFIGURED = "Webhook URL not configured for this API key";
+const RELAY_BATCH = 500;
+const TARGET_CACHE_MS = 30_000;
+const SECRET_CACHE_MS = 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
+/** Inbound events not dispatched this long after arrival (the emit failed) are dispatched again. */
+const REDISPATCH_AFTER_MS = 30_000;
+const INTERRUPTED = "Attempt interrupted: the node sending it stopped before recording the result";
+
+const API_KEY_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
+
+interface WebhooksVars {
+	cfg: WebhooksConfig;
+	owner: string;
+	stopping: boolean;
+	pollTimer: NodeJS.Timeout | null;
+	pruneTimer: NodeJS.Timeout | null;
+	running: Promise<void> | null;
+	again: boolean;
+	inFlight: Set<Promise<void>>;
+	inFlightByKey: Map<number, number>;
+	pending: AttemptOutcome[];
+	flushing: Promise<void> | null;
+	targets: TtlCache<number, WebhookTarget | null>;
+	secrets: TtlCache<number, string>;
+}
+
+interface WebhooksMethods extends OrgScopeMethods {
+	kick(): void;
+	round(): Promise<void>;
+	start(delivery: WebhookDelivery): void;
+	attempt(delivery: WebhookDelivery): Promise<AttemptOutcome>;
+	flushOutcomes(): Promise<void>;
+	idle(): Promise<void>;
+	targetsOf(ids: number[]): Promise<Map<number, WebhookTarget>>;
+	secretOf(keyId: number): Promise<string>;
+	ownTarget(ctx: Ctx<any>, apiKeyId: number): Promise<WebhookTarget & { webhookUrl: string }>;
+	sendNow(delivery: WebhookDelivery): Promise<AttemptOutcome | null>;
+	redispatchInbound(): Promise<void>;
+}
+
+type WebhooksThis = Service<{ rest: string }> & WebhooksVars & WebhooksMethods;
+
+/** A log row as the API shows it (spec "Webhook log"). */
+function logView(row: WebhookLog) {
+	return {
+		id: Number(row.id),
+		apiKeyId: Number(row.apiKeyId),
+		userId: row.userId === null || row.userId === undefined ? null : Number(row.userId),
+		event: row.event,
+		eventId: row.eventId,
+		url: row.url,
+		statusCode: row.statusCode === null || row.statusCode === undefined ? null : Number(row.statusCode),
+		success: !!row.success,
+		attemptNumber: Number(row.attemptNumber),
+		error: row.error ?? null,
+		response: row.response ?? null,
+		durationMs: row.durationMs === null || row.durationMs === undefined ? null : Number(row.durationMs),
+		createdAt: row.createdAt.toISOString(),
+	};
+}
+
+/** The sample of POST /webhooks/test/:apiKeyId: a completed intent shaped like the real event's object. */
+function sampleCompletedIntent(now: Date) {
+	const at = now.toISOString();
+	return {
+		id: uuid(),
+		amount: "10.00",
+		currency: "usdc",
+		status: "completed",
+		paymentMethodTypes: ["crypto"],
+		metadata: { test: true },
+		createdAt: at,
+		updatedAt: at,
+		latestTransaction: { id: uuid(), status: "completed", hash: `0x${"0".repeat(63)}1`, amount: "10", currency: "usdc" },
+	};
+}
+
+const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<string, any>, WebhooksVars> = {
+	name: "webhooks",
+	mixins: [OrgScopeMixin as ServiceSchema],
+	settings: { rest: "/" },
+
+	actions: {
+		/** Inbound events (spec: POST /webhooks). The gateway already refused non-JSON bodies. */
+		receive: {
+			rest: "POST /webhooks",
+			auth: "public",
+			params: {
+				id: { type: "string", min: 1, max: 100, optional: true },
+				type: { type: "string", min: 1, max: 100, pattern: /^[A-Za-z0-9_.:-]+$/ },
+				data: { type: "object", props: { object: { type: "object" } } },
+			},
+			async handler(this: WebhooksThis, ctx: Ctx<{ id?: string; type: string; data: { object: Record<string, unknown> } }>) {
+				const { config, models, clock } = appOf(this.broker);
+				const meta = ctx.meta;
+				const secret = config.paymentsWebhookSecret;
+				let verified = false;
+				if (secret) {
+					// The signature covers the bytes received (meta.rawBody), never a re-serialisation.
+					if (meta.rawBody === undefined || !verifyWebhookSignature(meta.rawBody, meta.webhookSignature, secret)) {
+						throw badRequest("Invalid webhook signature");
+					}
+					verified = true;
+				}
+				const p = ctx.params;
+				const scope = meta.apiKey ? `org:${meta.apiKey.organizationId}` : "public";
+				const eventId = p.id ?? `sha256:${sha256Hex(meta.rawBody ?? JSON.stringify({ type: p.type, data: p.data }))}`;
+				const dedupeKey = sha256Hex(`${scope}|${eventId}`);
+				const now = clock.now();
+				let row;
+				try {
+					row = await models.InboundEvent.create({
+						dedupeKey,
+						eventId: eventId.slice(0, 100),
+						type: p.type,
+						organizationId: meta.apiKey?.organizationId ?? null,
+						apiKeyId: meta.apiKey?.id ?? null,
+						signatureVerified: verified,
+						payload: JSON.stringify({ type: p.type, data: p.data }),
+						receivedAt: now,
+						dispatchedAt: null,
+					});
+				} catch (err) {
+					// Seen before: acknowledged again, handled once.
+					if ((err as { name?: string }).name === "SequelizeUniqueConstraintError") return { received: true };
+					throw err;
+				}
+				await ctx.emit(`webhooks.inbound.${p.type}`, {
+					id: Number(row.id),
+					eventId,
+					type: p.type,
+					organizationId: row.organizationId,
+					apiKeyId: row.apiKeyId,
+					signatureVerified: verified,
+					data: p.data,
+				});
+				await models.InboundEvent.update({ dispatchedAt: clock.now() }, { where: { id: row.id } });
+				return { received: true };
+			},
+		},
+
+		/** Sends a signed sample payment_intent.completed to the key's URL; the first attempt is made now. */
+		sendTest: {
+			rest: "POST /webhooks/test/:apiKeyId",
+			auth: "jwt",
+			params: { apiKeyId: API_KEY_ID },
+			async handler(this: WebhooksThis, ctx: Ctx<{ apiKeyId: number }>) {
+				const { models, clock } = appOf(this.broker);
+				const target = await this.ownTarget(ctx, ctx.params.apiKeyId);
+				const now = clock.now();
+				const eventId = uuid();
+				const livemode = target.mode === "live";
+				const body = JSON.stringify({ id: eventId, type: "payment_intent.completed", created: now.toISOString(), livemode, data: { object: sampleCompletedIntent(now) } });
+				const delivery = await enqueue(models, { eventId, kind: "test", type: "payment_intent.completed", target, userId: ctx.meta.user?.id ?? null, livemode, body, now });
+				const outcome = await this.sendNow(delivery);
+				return { success: true, eventId, delivered: outcome?.statusCode === 200, statusCode: outcome?.statusCode ?? null };
+			},
+		},
+
+		/** Sends the caller's payload, exactly as given, signed, to the key's URL. */
+		sendCustom: {
+			rest: "POST /webhooks/test/:apiKeyId/custom",
+			auth: "jwt",
+			params: { apiKeyId: API_KEY_ID, payload: { type: "object" } },
+			async handler(this: WebhooksThis, ctx: Ctx<{ apiKeyId: number; payload: Record<string, unknown> }>) {
+				const { models, clock } = appOf(this.broker);
+				const target = await this.ownTarget(ctx, ctx.params.apiKeyId);
+				const now = clock.now();
+				const eventId = uuid();
+				const declared = ctx.params.payload.type;
+				const type = typeof declared === "string" && declared.length > 0 ? declared.slice(0, 64) : "custom";
+				const body = JSON.stringify(ctx.params.payload);
+				const delivery = await enqueue(models, { eventId, kind: "custom", type, target, userId: ctx.meta.user?.id ?? null, livemode: target.mode === "live", body, now });
+				const outcome = await this.sendNow(delivery);
+				return { success: true, eventId, delivered: outcome?.statusCode === 200, statusCode: outcome?.statusCode ?? null };
+			},
+		},
+
+		/** Attempts of the caller's organization, newest first. */
+		logs: {
+			rest: "GET /webhooks/logs",
+			auth: "jwt",
+			params: {
+				limit: { type: "number", integer: true, min: 1, max: 500, convert: true, optional: true },
+				offset: { type: "number", integer: true, min: 0, max: 1_000_000, convert: true, optional: true },
+			},
+			async handler(this: WebhooksThis, ctx: Ctx<{ limit?: number; offset?: number }>) {
+				const { models } = appOf(this.broker);
+				const org = await this.resolveOrganization(ctx);
+				const { rows, count } = await models.WebhookLog.findAndCountAll({
+					where: { organizationId: org.id },
+					order: [["id", "DESC"]],
+					limit: ctx.params.limit ?? 50,
+					offset: ctx.params.offset ?? 0,
+				});
+				return { logs: rows.map(logView), total: count };
+			},
+		},
+
+		/**
+		 * Runs the dispatcher now and waits until nothing it started is in flight, then re-dispatches
+		 * inbound events left undispatched (operators in the REPL: `call webhooks.drain`; tests).
+		 * Attempts not yet due stay scheduled.
+		 */
+		drain: {
+			visibility: "public",
+			auth: "public",
+			params: {},
+			async handler(this: WebhooksThis) {
+				await this.idle();
+				await this.redispatchInbound();
+				return { inFlight: this.inFlight.size };
+			},
+		},
+
+		/** Deliveries by status and the oldest due one (support staff in the REPL: `call webhooks.stats`). */
+		stats: {
+			visibility: "public",
+			auth: "public",
+			params: {},
+			async handler(this: WebhooksThis) {
+				const { models, clock } = appOf(this.broker);
+				const rows = (await models.WebhookDelivery.count({ group: ["status"] })) as unknown as Array<{ status: string; count: number }>;
+				const byStatus: Record<string, number> = {};
+				for (const r of rows) byStatus[r.status] = Number(r.count);
+				const oldestDue = await models.WebhookDelivery.findOne({
+					where: { status: "pending", nextAttemptAt: { [Op.lte]: clock.now() } },
+					order: [["nextAttemptAt", "ASC"]],
+					attributes: ["nextAttemptAt"],
+				});
+				const unpublished = await models.OutboxEvent.count({ where: { publishedAt: null } });
+				return { byStatus, unpublishedOutbox: unpublished, oldestDueAt: oldestDue?.nextAttemptAt?.toISOString() ?? null, inFlight: this.inFlight.size, node: this.owner };
+			},
+		},
+	},
+
+	events: {
+		// The fast path: a new outbox row was just committed (the poll is the guarantee).
+		"payment_intent.*"(this: WebhooksThis) {
+			this.kick();
+		},
+		"keys.changed"(this: WebhooksThis, ctx: Context<{ id?: number }>) {
+			const id = Number(ctx.params?.id);
+			if (Number.isInteger(id)) {
+				this.targets.delete(id);
+				this.secrets.delete(id);
+			} else {
+				this.targets.clear();
+				this.secrets.clear();
+			}
+		},
+	},
+
+	methods: {
+		kick(this: WebhooksThis) {
+			if (this.stopping) return;
+			if (this.running) {
+				this.again = true;
+				return;
+			}
+			this.running = this.round()
+				.catch(err => this.logger.warn("Webhook dispatch round failed:", (err as Error)?.message))
+				.finally(() => {
+					this.running = null;
+					if (this.again) {
+						this.again = false;
+						this.kick();
+					}
+				});
+		},
+
+		/** Relay the outbox, take over interrupted attempts, start due attempts within the limits. */
+		async round(this: WebhooksThis) {
+			const app = appOf(this.broker);
+			const targetsOf = (ids: number[]) => this.targetsOf(ids);
+			while ((await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping);
+			const interrupted = await takeOverExpired(app, this.cfg, this.owner, 100);
+			if (interrupted.length) {
+				await recordOutcomes(
+					app,
+					this.cfg,
+					interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })),
+				);
+			}
+			while (!this.stopping) {
+				const slots = this.cfg.concurrency - this.inFlight.size;
+				if (slots <= 0) return;
+				const freeByKey = new Map<number, number>();
+				for (const [key, n] of this.inFlightByKey) freeByKey.set(key, this.cfg.concurrencyPerEndpoint - n);
+				const claimed = await claimDue(app, this.cfg, this.owner, { slots, freeByKey, perEndpoint: this.cfg.concurrencyPerEndpoint });
+				for (const delivery of claimed) this.start(delivery);
+				if (claimed.length < slots) return;
+			}
+		},
+
+		start(this: WebhooksThis, delivery: WebhookDelivery) {
+			const key = Number(delivery.apiKeyId);
+			this.inFlightByKey.set(key, (this.inFlightByKey.get(key) ?? 0) + 1);
+			const run = this.attempt(delivery)
+				.then(outcome => {
+					this.pending.push(outcome);
+					return this.flushOutcomes();
+				})
+				.catch(err => this.logger.warn(`Webhook attempt of delivery ${delivery.id} failed to run:`, (err as Error)?.message))
+				.finally(() => {
+					const left = (this.inFlightByKey.get(key) ?? 1) - 1;
+					if (left <= 0) this.inFlightByKey.delete(key);
+					else this.inFlightByKey.set(key, left);
+					this.inFlight.delete(run);
+					this.kick();
+				});
+			this.inFlight.add(run);
+		},
+
+		/** One HTTP attempt to the key's current URL, signed with its secret. Never throws for the endpoint's faults. */
+		async attempt(this: WebhooksThis, delivery: WebhookDelivery): Promise<AttemptOutcome> {
+			const keyId = Number(delivery.apiKeyId);
+			const target = (await this.targetsOf([keyId])).get(keyId);
+			if (!receives(target) || target.organizationId !== delivery.organizationId) {
+				return { delivery, statusCode: null, response: "", error: "The API key was revoked or its webhook URL removed", durationMs: null, url: delivery.url, canceled: true };
+			}
+			const secret = await this.secretOf(keyId);
+			const result = await sendWebhook({
+				url: target.webhookUrl,
+				body: delivery.body,
+				signature: signWebhookBody(delivery.body, secret),
+				eventId: delivery.eventId,
+				timeoutMs: this.cfg.timeoutMs,
+				enforcePublicUrls: this.cfg.enforcePublicUrls,
+				responseMaxChars: this.cfg.responseMaxChars,
+			});
+			return { delivery, ...result, url: target.webhookUrl };
+		},
+
+		/** Writes finished attempts in batches (one DB transaction for all outcomes waiting). */
+		flushOutcomes(this: WebhooksThis): Promise<void> {
+			if (!this.flushing) {
+				this.flushing = (async () => {
+					const app = appOf(this.broker);
+					while (this.pending.length) {
+						const batch = this.pending.splice(0, 500);
+						try {
+							await recordOutcomes(app, this.cfg, batch);
+						} catch (err) {
+							// The rows stay `sending`; their leases run out and another round records them as interrupted.
+							this.logger.warn(`Recording ${batch.length} webhook outcome(s) failed:`, (err as Error)?.message);
+						}
+					}
+				})().finally(() => {
+					this.flushing = null;
+				});
+			}
+			return this.flushing;
+		},
+
+		/** Until no round, attempt or outcome write of this node is in progress. */
+		async idle(this: WebhooksThis) {
+			this.kick();
+			for (;;) {
+				const busy = [this.running, this.flushing, ...this.inFlight].filter(Boolean) as Array<Promise<unknown>>;
+				if (busy.length === 0 && !this.again && this.pending.length === 0) return;
+				await Promise.allSettled(busy);
+				if (this.pending.length) await this.flushOutcomes();
+			}
+		},
+
+		async targetsOf(this: WebhooksThis, ids: number[]): Promise<Map<number, WebhookTarget>> {
+			const found = new Map<number, WebhookTarget>();
+			const missing: number[] = [];
+			for (const id of ids) {
+				const hit = this.targets.get(id);
+				if (hit === undefined) missing.push(id);
+				else if (hit) found.set(id, hit);
+			}
+			if (missing.length) {
+				const generation = this.targets.generation;
+				const rows = (await this.broker.call("keys.webhookTargets", { ids: missing })) as WebhookTarget[];
+				const byId = new Map(rows.map(r => [r.id, r]));
+				for (const id of missing) {
+					const row = byId.get(id) ?? null;
+					this.targets.set(id, row, generation);
+					if (row) found.set(id, row);
+				}
+			}
+			return found;
+		},
+
+		async secretOf(this: WebhooksThis, keyId: number): Promise<string> {
+			const hit = this.secrets.get(keyId);
+			if (hit) return hit;
+			const generation = this.secrets.generation;
+			const secret = (await this.broker.call("keys.signingSecret", { id: keyId })) as string;
+			this.secrets.set(keyId, secret, generation);
+			return secret;
+		},
+
+		/**
+		 * A key of an organization the caller belongs to, with a webhook URL; anything else is the
+		 * spec's 404 (an unknown key, another organization's key and a key without URL look alike).
+		 */
+		async ownTarget(this: WebhooksThis, ctx: Ctx<any>, apiKeyId: number) {
+			const rows = (await ctx.call("keys.webhookTargets", { ids: [apiKeyId] })) as WebhookTarget[];
+			const target = rows[0];
+			if (!receives(target)) throw notFound(URL_NOT_CONFIGURED);
+			try {
+				await this.resolveOrganization(ctx, { organizationId: target.organizationId });
+			} catch (err) {
+				if ((err as { code?: number }).code === 404) throw notFound(URL_NOT_CONFIGURED);
+				throw err;
+			}
+			return target;
+		},
+
+		/** The first attempt of a new delivery, made and recorded now; later attempts follow the schedule. */
+		async sendNow(this: WebhooksThis, delivery: WebhookDelivery): Promise<AttemptOutcome | null> {
+			const app = appOf(this.broker);
+			const [claimed] = await claimDue(app, this.cfg, this.owner, { slots: 1, freeByKey: new Map(), perEndpoint: 1, deliveryId: delivery.id });
+			// Another node's dispatcher took it first: it is on its way all the same.
+			if (!claimed) return null;
+			const outcome = await this.attempt(claimed);
+			await recordOutcomes(app, this.cfg, [outcome]);
+			return outcome;
+		},
+
+		/** Inbound events stored but not dispatched (the emit failed): dispatched again, once. */
+		async redispatchInbound(this: WebhooksThis) {
+			const { models, clock } = appOf(this.broker);
+			const before = new Date(clock.now().getTime() - REDISPATCH_AFTER_MS);
+			const rows = await models.InboundEvent.findAll({ where: { dispatchedAt: null, receivedAt: { [Op.lt]: before } }, limit: 100 });
+			for (const row of rows) {
+				const [count] = await models.InboundEvent.update({ dispatchedAt: clock.now() }, { where: { id: row.id, dispatchedAt: null } });
+				if (count !== 1) continue;
+				const payload = JSON.parse(row.payload) as { type: string; data: unknown };
+				await this.broker.emit(`webhooks.inbound.${row.type}`, {
+					id: Number(row.id),
+					eventId: row.eventId,
+					type: row.type,
+					organizationId: row.organizationId,
+					apiKeyId: row.apiKeyId,
+					signatureVerified: !!row.signatureVerified,
+					data: payload.data,
+				});
+			}
+		},
+	},
+
+	created(this: WebhooksThis) {
+		const { config } = appOf(this.broker);
+		this.cfg = config.webhooks;
+		this.owner = `${this.broker.nodeID}:${uuid().slice(0, 8)}`;
+		this.stopping = false;
+		this.pollTimer = null;
+		this.pruneTimer = null;
+		this.running = null;
+		this.again = false;
+		this.inFlight = new Set();
+		this.inFlightByKey = new Map();
+		this.pending = [];
+		this.flushing = null;
+		this.targets = new TtlCache(TARGET_CACHE_MS, 10_000);
+		this.secrets = new TtlCache(SECRET_CACHE_MS, 10_000);
+	},
+
+	started(this: WebhooksThis) {
+		this.stopping = false;
+		if (this.cfg.pollMs > 0) {
+			this.pollTimer = setInterval(() => this.kick(), this.cfg.pollMs);
+			this.pollTimer.unref();
+		}
+		let lastPrune = 0;
+		const housekeeping = () => {
+			this.redispatchInbound().catch(err => this.logger.warn("Re-dispatching inbound events failed:", (err as Error)?.message));
+			if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
+			lastPrune = Date.now();
+			prune(appOf(this.broker), this.cfg.retentionDays).catch(err => this.logger.warn("Pruning webhook rows failed:", (err as Error)?.message));
+		};
+		this.pruneTimer = setInterval(housekeeping, REDISPATCH_AFTER_MS);
+		this.pruneTimer.unref();
+		// Deliveries left by a previous run are due now.
+		this.kick();
+	},
+
+	async stopped(this: WebhooksThis) {
+		// Attempts in flight finish (within the request timeout) and are recorded: a graceful stop loses nothing.
+		this.stopping = true;
+		if (this.pollTimer) clearInterval(this.pollTimer);
+		if (this.pruneTimer) clearInterval(this.pruneTimer);
+		this.pollTimer = this.pruneTimer = null;
+		await this.running?.catch(() => undefined);
+		await Promise.allSettled([...this.inFlight]);
+		await this.flushOutcomes().catch(() => undefined);
+	},
+};
+
+export default WebhooksService;
