@@ -13,7 +13,7 @@ import { availableServices } from "../../lib/node";
 import { KafkaJsTransporter } from "../../lib/kafkajs-transporter";
 import { transporterOption } from "../../moleculer.config";
 import { startNode, TestNode } from "../helpers/harness";
-import { CORE_SERVICES, freePort, uniqueId } from "./cluster.helpers";
+import { DEPLOYED_CORE_SERVICES, freePort, uniqueId } from "./cluster.helpers";
 
 const ROOT = path.resolve(__dirname, "../..");
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
@@ -105,7 +105,7 @@ describe("docker-compose.yml", () => {
 	it("gives the nodes a configuration the code accepts: Kafka transporter, MySQL, Redis, production secrets", () => {
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-compose-"));
 		try {
-			for (const [name, services] of [["api", ["api"]], ["core", CORE_SERVICES]] as const) {
+			for (const [name, services] of [["api", ["api"]], ["core", DEPLOYED_CORE_SERVICES]] as const) {
 				const raw = compose.services[name].environment as Record<string, string>;
 				const env = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, interpolate(String(v), filled)])) as Env;
 				const config = loadConfig({ ...env, DATA_DIR: dataDir });
@@ -167,7 +167,7 @@ describe("k8s manifests", () => {
 		expect(api.spec.template.spec.containers[0].readinessProbe.httpGet).toMatchObject({ path: "/api/v1/", port: "http" });
 		expect((api.spec.template.spec.containers[0].env as Doc[]).find(e => e.name === "SERVICES")!.value).toBe("api");
 		const core = deployments.find(d => d.metadata.name === "core")!;
-		expect((core.spec.template.spec.containers[0].env as Doc[]).find(e => e.name === "SERVICES")!.value.split(",")).toEqual(CORE_SERVICES);
+		expect((core.spec.template.spec.containers[0].env as Doc[]).find(e => e.name === "SERVICES")!.value.split(",")).toEqual(DEPLOYED_CORE_SERVICES);
 		const [service] = byKind("Service");
 		expect(service.spec.selector).toEqual(api.spec.selector.matchLabels);
 	});
