@@ -237,6 +237,43 @@ describe("webhooks service", () => {
 		});
 	});
 
+	describe("isolation", () => {
+		it("a hanging endpoint holds at most its per-endpoint slots; other merchants are delivered meanwhile", async () => {
+			const node = await start({
+				clock: { now: () => new Date() } as never,
+				env: { WEBHOOK_POLL_MS: "20", WEBHOOK_CONCURRENCY: "4", WEBHOOK_CONCURRENCY_PER_ENDPOINT: "2", WEBHOOK_TIMEOUT_MS: "3000" },
+			});
+			// Accepts connections and never answers while `hanging`.
+			const open = new Set<import("node:http").ServerResponse>();
+			let maxOpen = 0;
+			const hang = (await import("node:http")).createServer((_req, res) => {
+				open.add(res);
+				maxOpen = Math.max(maxOpen, open.size);
+				res.on("close", () => open.delete(res));
+			});
+			await new Promise<void>(r => hang.listen(0, "127.0.0.1", r));
+			try {
+				const slow = await merchant(node, `http://127.0.0.1:${(hang.address() as { port: number }).port}/hang`);
+				const fast = await merchant(node, receiver.url);
+				for (let i = 0; i < 6; i++) await canceledIntent(node, slow.key);
+				const until = Date.now() + 5000;
+				while (open.size < 2 && Date.now() < until) await new Promise(r => setTimeout(r, 10));
+				expect(open.size).toBe(2);
+				await canceledIntent(node, fast.key);
+				await receiver.waitFor(1);
+				// Delivered while the slow endpoint's attempts were still hanging.
+				expect(open.size).toBe(2);
+				expect(receiver.received[0].json.type).toBe("payment_intent.canceled");
+				expect(maxOpen).toBe(2);
+			} finally {
+				for (const res of open) res.destroy();
+				hang.closeAllConnections();
+				hang.close();
+				await node.stop();
+			}
+		});
+	});
+
 	describe("durability", () => {
 		it("delivers the next attempt after the broker is stopped and a new one starts on the same database", async () => {
 			const first = await start();
