@@ -251,7 +251,7 @@ const ApiService: GatewaySchema = {
 				origin: config.corsOrigins.includes("*") ? "*" : [...new Set([...config.corsOrigins, own])],
 				methods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
 				allowedHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "x-custom-lang", "x-organization-id", "x-recaptcha-token", "x-request-id"],
-				exposedHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-ID"],
+				exposedHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-ID", "Idempotent-Replayed"],
 				credentials: false,
 				maxAge: 600,
 			};

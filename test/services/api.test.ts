@@ -771,7 +771,7 @@ describe("api gateway with CORS_ORIGINS", () => {
 		expect(after.status).toBe(200);
 		expect(after.headers.get("x-ratelimit-remaining")).toBe("9");
 		expect(after.headers.get("access-control-allow-origin")).toBe(DASH);
-		expect(after.headers.get("access-control-expose-headers")).toMatch(/X-RateLimit-Limit.*Retry-After/);
+		expect(after.headers.get("access-control-expose-headers")).toMatch(/X-RateLimit-Limit.*Retry-After.*Idempotent-Replayed/);
 	});
 
 	it("allows the public URL's own origin and refuses others in the error shape", async () => {
