@@ -1,0 +1,748 @@
+/**
+ * Webhook-delivery case of `npm run bench` (docs/benchmarks.md "Webhook delivery"): events
+ * delivered per second to a local receiver, against a floor measured in the same run. Everything
+ * on 127.0.0.1.
+ *
+ * 1. A fresh MySQL database and Redis prefix; a receiver (bench/webhook-receiver.ts, a bare
+ *    node:http process answering 200 "ok", counting, checking one signature in 50).
+ * 2. Events: a gateway with every service but `webhooks` (so nothing is delivered yet); a merchant
+ *    set up over HTTP with a sandbox API key whose webhookUrl is the receiver; N intents created
+ *    and cancelled through the API with that key: one `payment_intent.canceled` outbox row each.
+ *    The gateways run with NODE_ENV=development: production refuses http and loopback webhook
+ *    URLs (the URL rules are the only production-only part of delivery).
+ * 3. Delivery: that gateway stops; a gateway with only `webhooks,keys` starts and delivers the
+ *    backlog. Timed until the receiver counted N requests and N deliveries are `delivered`.
+ * 4. Floor: a bare Node process (bench/webhook-floor.ts) sends N bodies of the same size with
+ *    the gateway's own `sendWebhook` and signature, at the same concurrency, no database.
+ * A benchmark reports: it exits 0 unless it could not run at all.
+ */
+import { spawn, fork, ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import mysql from "mysql2/promise";
+import Redis from "ioredis";
+import { formatSummary, summarizeProfile, CpuProfile } from "./cpu-profile";
+import { diffCounts, mysqlCommandParser, startCountingProxy, CountingProxy } from "./wire-counter";
+import type { ReceiverStats } from "./webhook-receiver";
+
+const GATEWAY_ENTRY = path.resolve(__dirname, "../lib/start.js");
+const SERVICES_DIR = path.resolve(__dirname, "../services");
+const RECEIVER_ENTRY = path.join(__dirname, "webhook-receiver.js");
+const FLOOR_ENTRY = path.join(__dirname, "webhook-floor.js");
+const TARGET_EVENTS_PER_SECOND = 1000;
+
+function envInt(name: string, fallback: number, min = 0): number {
+	const raw = process.env[name];
+	if (raw === undefined || raw === "") return fallback;
+	const n = Number(raw);
+	if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min}, got "${raw}"`);
+	return n;
+}
+
+/** WEBHOOK_* of the bench's own environment go to the delivering gateway (documented tuning). */
+function webhookEnv(): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [k, v] of Object.entries(process.env)) if (k.startsWith("WEBHOOK_") && v !== undefined) out[k] = v;
+	return out;
+}
+
+function loadSettings() {
+	const wh = webhookEnv();
+	const num = (k: string, d: number) => (wh[k] !== undefined && wh[k] !== "" ? Number(wh[k]) : d);
+	return {
+		events: envInt("BENCH_WEBHOOK_EVENTS", 20_000, 1),
+		clients: envInt("BENCH_WEBHOOK_CLIENTS", 50, 1),
+		timeoutSeconds: envInt("BENCH_WEBHOOK_TIMEOUT", 600, 10),
+		profile: process.env.BENCH_WEBHOOK_PROFILE === "1",
+		mysqlUrl: (process.env.BENCH_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, ""),
+		redisUrl: process.env.BENCH_REDIS_URL || "redis://127.0.0.1:6379/0",
+		webhookEnv: wh,
+		// One API key, one endpoint: the service sends at most min(global, per-endpoint) at once.
+		concurrency: Math.min(num("WEBHOOK_CONCURRENCY", 64), num("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 8)),
+	};
+}
+
+// `npm run bench` runs this after run.ts; a run narrowed with BENCH_CASES (run.ts's cases) skips
+// it unless BENCH_WEBHOOKS=1; BENCH_WEBHOOKS=0 always skips it.
+if (process.env.BENCH_WEBHOOKS === "0" || (process.env.BENCH_CASES && process.env.BENCH_WEBHOOKS !== "1")) {
+	process.stderr.write("[bench webhooks] skipped (BENCH_WEBHOOKS=0, or BENCH_CASES set without BENCH_WEBHOOKS=1)\n");
+	process.exit(0);
+}
+
+let SETTINGS: ReturnType<typeof loadSettings>;
+try {
+	SETTINGS = loadSettings();
+} catch (err) {
+	console.error(`bench webhooks: ${(err as Error).message}`);
+	process.exit(1);
+}
+
+function log(msg: string): void {
+	process.stderr.write(`[bench webhooks] ${msg}\n`);
+}
+
+function assertLoopback(url: string): void {
+	const host = new URL(url).hostname;
+	if (host !== "127.0.0.1" && host !== "localhost" && host !== "[::1]") throw new Error(`the bench only talks to 127.0.0.1, not ${host}`);
+}
+
+async function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const srv = net.createServer();
+		srv.once("error", reject);
+		srv.listen(0, "127.0.0.1", () => {
+			const { port } = srv.address() as net.AddressInfo;
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+const monoMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+// ---------------------------------------------------------------- CPU (Linux /proc), as run.ts
+
+function procCpuSeconds(pid: number | undefined): number | null {
+	if (!pid) return null;
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		return (Number(fields[11]) + Number(fields[12])) / 100;
+	} catch {
+		return null;
+	}
+}
+
+function mysqldPid(): number | undefined {
+	try {
+		for (const entry of fs.readdirSync("/proc")) {
+			if (!/^\d+$/.test(entry)) continue;
+			try {
+				const comm = fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim();
+				if (comm === "mariadbd" || comm === "mysqld") return Number(entry);
+			} catch {
+				/* gone */
+			}
+		}
+	} catch {
+		/* no /proc */
+	}
+	return undefined;
+}
+
+function machineBusySeconds(): number | null {
+	try {
+		const cpu = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+		const idle = cpu[3] + (cpu[4] || 0);
+		return (cpu.reduce((a, b) => a + b, 0) - idle) / 100;
+	} catch {
+		return null;
+	}
+}
+
+interface CpuSnap {
+	at: number;
+	gateway: number | null;
+	receiver: number | null;
+	mysqld: number | null;
+	machine: number | null;
+	bench: number;
+}
+
+function cpuSnap(gatewayPid: number | undefined, receiverPid: number | undefined, dbPid: number | undefined): CpuSnap {
+	const u = process.cpuUsage();
+	return { at: monoMs(), gateway: procCpuSeconds(gatewayPid), receiver: procCpuSeconds(receiverPid), mysqld: procCpuSeconds(dbPid), machine: machineBusySeconds(), bench: (u.user + u.system) / 1e6 };
+}
+
+function cpuReport(a: CpuSnap, b: CpuSnap, events: number): string {
+	const seconds = (b.at - a.at) / 1000;
+	const part = (name: string, x: number | null, y: number | null) => {
+		if (x === null || y === null) return `${name} ?`;
+		return `${name} ${((y - x) / seconds).toFixed(2)} (${(((y - x) * 1e6) / events).toFixed(0)} us/event)`;
+	};
+	return `cores busy over ${seconds.toFixed(1)} s: ${part("gateway", a.gateway, b.gateway)}, ${part("receiver", a.receiver, b.receiver)}, ${part("mariadb", a.mysqld, b.mysqld)}, ${part("bench process", a.bench, b.bench)}, whole machine ${a.machine === null || b.machine === null ? "?" : ((b.machine - a.machine) / seconds).toFixed(2)} of ${os.cpus().length}`;
+}
+
+// ---------------------------------------------------------------- child processes
+
+interface Child {
+	proc: ChildProcess;
+	logFile: string;
+	exited: Promise<number | null>;
+	spawnedAt: number;
+}
+
+function tail(file: string, lines = 40): string {
+	try {
+		return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
+	} catch {
+		return "(no log)";
+	}
+}
+
+async function stopChild(child: Child | null, timeoutMs = 30_000): Promise<void> {
+	if (!child || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+	child.proc.kill("SIGTERM");
+	const done = await Promise.race([child.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+	if (!done) {
+		log(`pid ${child.proc.pid} did not stop in ${timeoutMs} ms: SIGKILL`);
+		child.proc.kill("SIGKILL");
+		await child.exited;
+	}
+}
+
+interface GatewayOptions {
+	name: string;
+	services: string[];
+	databaseUrl: string;
+	redisPrefix: string;
+	dataDir: string;
+	workDir: string;
+	secrets: { jwt: string; refresh: string; master: string };
+	extraEnv?: Record<string, string>;
+	nodeArgs?: string[];
+}
+
+function spawnGateway(o: GatewayOptions, port: number): Child {
+	const logFile = path.join(o.workDir, `${o.name}.log`);
+	const out = fs.openSync(logFile, "a");
+	const env: NodeJS.ProcessEnv = {
+		// Built from scratch: a developer's TRANSPORTER, SERVICES or WEBHOOK_* never leak in.
+		PATH: process.env.PATH,
+		HOME: process.env.HOME,
+		// Development, not production: production refuses http:// and loopback webhook URLs, and the
+		// receiver is http://127.0.0.1. Nothing else on the delivery path depends on NODE_ENV.
+		NODE_ENV: "development",
+		PORT: String(port),
+		PUBLIC_URL: `http://127.0.0.1:${port}`,
+		DATA_DIR: o.dataDir,
+		DATABASE_URL: o.databaseUrl,
+		REDIS_URL: SETTINGS.redisUrl,
+		REDIS_PREFIX: o.redisPrefix,
+		RATE_LIMIT: "off",
+		LOG_LEVEL: "warn",
+		AUTH_JWT_SECRET: o.secrets.jwt,
+		AUTH_REFRESH_SECRET: o.secrets.refresh,
+		MASTER_KEY: o.secrets.master,
+		BCRYPT_ROUNDS: "4",
+		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
+		SERVICES: o.services.join(","),
+		...(o.extraEnv || {}),
+	};
+	const spawnedAt = monoMs();
+	const proc = spawn(process.execPath, [...(o.nodeArgs || []), GATEWAY_ENTRY], { cwd: o.workDir, env, stdio: ["ignore", out, out] });
+	fs.closeSync(out);
+	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
+	return { proc, logFile, exited, spawnedAt };
+}
+
+/** The API gateway of set-up: waits until the business routes answer (GET /auth/me: 401). */
+async function startApiGateway(o: GatewayOptions): Promise<Child & { baseUrl: string }> {
+	const port = await freePort();
+	const child = spawnGateway(o, port);
+	const baseUrl = `http://127.0.0.1:${port}/api/v1`;
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		if (child.proc.exitCode !== null || child.proc.signalCode !== null) throw new Error(`gateway ${o.name} exited during start-up (code ${child.proc.exitCode}); log ${child.logFile}:\n${tail(child.logFile)}`);
+		try {
+			const info = await fetch(`${baseUrl}/`, { signal: AbortSignal.timeout(2000) });
+			const me = info.status === 200 ? await fetch(`${baseUrl}/auth/me`, { signal: AbortSignal.timeout(2000) }) : null;
+			if (me && me.status === 401) break;
+		} catch {
+			/* not listening yet */
+		}
+		if (Date.now() > deadline) {
+			await stopChild(child);
+			throw new Error(`gateway ${o.name} did not serve its routes within 120 s; log ${child.logFile}:\n${tail(child.logFile)}`);
+		}
+		await sleep(200);
+	}
+	return { ...child, baseUrl };
+}
+
+interface Receiver extends Child {
+	url: string;
+	request<T>(msg: Record<string, unknown>): Promise<T>;
+}
+
+async function startReceiver(workDir: string): Promise<Receiver> {
+	const logFile = path.join(workDir, "receiver.log");
+	const out = fs.openSync(logFile, "a");
+	const spawnedAt = monoMs();
+	const proc = fork(RECEIVER_ENTRY, [], { cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
+	fs.closeSync(out);
+	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
+	const port = await Promise.race([
+		new Promise<number>(resolve => {
+			const onPort = (m: { port?: number }) => {
+				if (m?.port) {
+					proc.off("message", onPort);
+					resolve(m.port);
+				}
+			};
+			proc.on("message", onPort);
+		}),
+		exited.then(code => {
+			throw new Error(`receiver exited (code ${code}):\n${tail(logFile)}`);
+		}),
+		sleep(30_000).then(() => {
+			throw new Error(`receiver did not start within 30 s:\n${tail(logFile)}`);
+		}),
+	]);
+	let seq = 0;
+	const waiting = new Map<number, (m: unknown) => void>();
+	proc.on("message", (m: { seq?: number }) => {
+		if (typeof m?.seq === "number") {
+			waiting.get(m.seq)?.(m);
+			waiting.delete(m.seq);
+		}
+	});
+	const request = <T>(msg: Record<string, unknown>) =>
+		new Promise<T>((resolve, reject) => {
+			const id = ++seq;
+			waiting.set(id, m => resolve(m as T));
+			proc.send({ ...msg, seq: id }, err => err && reject(err));
+		});
+	return { proc, logFile, exited, spawnedAt, url: `http://127.0.0.1:${port}/hooks/bench`, request };
+}
+
+async function receiverStats(r: Receiver): Promise<ReceiverStats> {
+	return (await r.request<{ stats: ReceiverStats }>({ cmd: "stats" })).stats;
+}
+
+interface FloorResult {
+	ok: number;
+	failed: number;
+	seconds: number;
+	p50: number;
+	p99: number;
+	firstError: string | null;
+}
+
+async function runFloor(workDir: string, job: { url: string; body: string; secret: string; events: number; concurrency: number; timeoutMs: number }, receiverPid: number | undefined, dbPid: number | undefined): Promise<{ result: FloorResult; cpu: string }> {
+	const logFile = path.join(workDir, "floor.log");
+	const out = fs.openSync(logFile, "a");
+	const proc = fork(FLOOR_ENTRY, [], { cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
+	fs.closeSync(out);
+	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
+	const child: Child = { proc, logFile, exited, spawnedAt: monoMs() };
+	try {
+		await Promise.race([
+			new Promise<void>(resolve => proc.once("message", () => resolve())),
+			exited.then(code => {
+				throw new Error(`floor exited (code ${code}):\n${tail(logFile)}`);
+			}),
+		]);
+		const a = cpuSnap(proc.pid, receiverPid, dbPid);
+		proc.send(job);
+		const msg = await Promise.race([
+			new Promise<{ done?: FloorResult; error?: string }>(resolve => proc.once("message", m => resolve(m as { done?: FloorResult; error?: string }))),
+			exited.then(code => {
+				throw new Error(`floor exited (code ${code}) before reporting:\n${tail(logFile)}`);
+			}),
+			sleep(SETTINGS.timeoutSeconds * 1000).then(() => {
+				throw new Error(`floor did not finish within ${SETTINGS.timeoutSeconds} s`);
+			}),
+		]);
+		const b = cpuSnap(proc.pid, receiverPid, dbPid);
+		if (!msg.done) throw new Error(`floor failed: ${msg.error}`);
+		return { result: msg.done, cpu: cpuReport(a, b, job.events).replace("gateway", "floor") };
+	} finally {
+		await stopChild(child);
+	}
+}
+
+// ---------------------------------------------------------------- HTTP set-up
+
+interface Http {
+	status: number;
+	body: any;
+}
+
+async function call(baseUrl: string, method: string, urlPath: string, opts: { body?: unknown; token?: string; basic?: string } = {}): Promise<Http> {
+	const headers: Record<string, string> = {};
+	if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+	if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+	if (opts.basic) headers.Authorization = opts.basic;
+	const res = await fetch(`${baseUrl}${urlPath}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(30_000) });
+	const text = await res.text();
+	let body: any = text;
+	try {
+		body = text ? JSON.parse(text) : null;
+	} catch {
+		/* not JSON */
+	}
+	return { status: res.status, body };
+}
+
+function expectStatus(step: string, res: Http, status: number): void {
+	if (res.status !== status) throw new Error(`${step}: expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+}
+
+async function readConfirmationHash(dataDir: string, email: string): Promise<string> {
+	const dir = path.join(dataDir, "mail");
+	const deadline = Date.now() + 10_000;
+	for (;;) {
+		if (fs.existsSync(dir)) {
+			for (const f of fs.readdirSync(dir).filter(n => n.endsWith(".json")).sort().reverse()) {
+				const mail = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as { to?: string; data?: { hash?: unknown } };
+				if (mail.to?.toLowerCase() === email && typeof mail.data?.hash === "string") return mail.data.hash;
+			}
+		}
+		if (Date.now() > deadline) throw new Error(`set-up: no confirmation mail to ${email} in ${dir}`);
+		await sleep(100);
+	}
+}
+
+/** Sign-up to a sandbox API key with a webhook URL, over HTTP as a merchant does it. */
+async function setUpMerchant(baseUrl: string, dataDir: string, webhookUrl: string): Promise<{ basic: string; secret: string; keyId: number }> {
+	const email = `bench-${crypto.randomBytes(4).toString("hex")}@example.com`;
+	const password = crypto.randomBytes(12).toString("base64url");
+	expectStatus("register", await call(baseUrl, "POST", "/auth/email/register", { body: { email, password, firstName: "Bench", lastName: "Mark" } }), 204);
+	const hash = await readConfirmationHash(dataDir, email);
+	expectStatus("confirm", await call(baseUrl, "POST", "/auth/email/confirm", { body: { hash } }), 200);
+	const login = await call(baseUrl, "POST", "/auth/email/login", { body: { email, password } });
+	expectStatus("login", login, 200);
+	const token = login.body.token as string;
+	const orgs = await call(baseUrl, "GET", "/organizations", { token });
+	expectStatus("organizations", orgs, 200);
+	const sandbox = (orgs.body as Array<{ id: string; mode: string }>).find(o => o.mode === "sandbox");
+	if (!sandbox) throw new Error("set-up: the new account has no sandbox organization");
+	const created = await call(baseUrl, "POST", `/organizations/${sandbox.id}/api-keys`, { token, body: { name: "bench-webhooks", webhookUrl } });
+	expectStatus("create API key with webhookUrl", created, 201);
+	const basic = `Basic ${Buffer.from(`${created.body.key}:${created.body.secret}`).toString("base64")}`;
+	return { basic, secret: created.body.secret as string, keyId: Number(created.body.apiKey.id) };
+}
+
+async function intentBody(baseUrl: string): Promise<string> {
+	const nets = await call(baseUrl, "GET", "/payments/networks?testnet=true&active=true");
+	expectStatus("list test networks", nets, 200);
+	const networks = (nets.body as Array<{ id: string; name: string; isActive: boolean }>).filter(n => n.isActive);
+	networks.sort((a, b) => Number(b.name === "Ethereum Sepolia") - Number(a.name === "Ethereum Sepolia"));
+	for (const network of networks) {
+		const toks = await call(baseUrl, "GET", `/payments/networks/${network.id}/tokens?active=true`);
+		expectStatus("list tokens", toks, 200);
+		const tokens = (toks.body as Array<{ id: string; symbol: string; isActive: boolean }>).filter(t => t.isActive);
+		const token = tokens.find(t => t.symbol === "USDC") || tokens[0];
+		if (token) {
+			log(`intents in ${token.symbol} on ${network.name}`);
+			// The same body as run.ts's create-intent case.
+			return JSON.stringify({
+				amount: "12.50",
+				currency: token.symbol.toLowerCase(),
+				payment_method_types: ["crypto"],
+				tokenId: token.id,
+				networkId: network.id,
+				return_url: "https://merchant.example.com/orders/1234/return",
+				description: "Order 1234",
+				metadata: { orderId: "1234" },
+			});
+		}
+	}
+	throw new Error("set-up: no active token on any test network");
+}
+
+/** N intents created and cancelled with the key, `clients` at a time: one canceled event each. */
+async function makeEvents(baseUrl: string, basic: string, body: string, n: number, clients: number): Promise<number> {
+	const headers = { Authorization: basic, "Content-Type": "application/json" };
+	let started = 0;
+	let done = 0;
+	let lastLog = Date.now();
+	const worker = async () => {
+		while (started < n) {
+			started++;
+			const created = await fetch(`${baseUrl}/payment_intents`, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) });
+			const intent = (await created.json()) as { id?: string };
+			if ((created.status !== 201 && created.status !== 200) || !intent.id) throw new Error(`POST /payment_intents answered ${created.status} ${JSON.stringify(intent).slice(0, 200)}`);
+			const canceled = await fetch(`${baseUrl}/payment_intents/${intent.id}/cancel`, { method: "POST", headers, body: "{}", signal: AbortSignal.timeout(30_000) });
+			const text = await canceled.text();
+			if (canceled.status !== 200) throw new Error(`POST /payment_intents/:id/cancel answered ${canceled.status} ${text.slice(0, 200)}`);
+			done++;
+			if (Date.now() - lastLog > 5000) {
+				lastLog = Date.now();
+				log(`  ${done} / ${n} intents created and cancelled`);
+			}
+		}
+	};
+	const t0 = monoMs();
+	await Promise.all(Array.from({ length: Math.min(clients, n) }, worker));
+	return (monoMs() - t0) / 1000;
+}
+
+// ---------------------------------------------------------------- measuring
+
+function percentile(sorted: number[], p: number): number {
+	if (sorted.length === 0) return NaN;
+	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Keeps the samples of a --cpu-prof profile between two monotonic instants (ms; V8's ticks are CLOCK_MONOTONIC us). */
+function trimProfile(p: CpuProfile, fromMs: number, toMs: number): CpuProfile {
+	const samples: number[] = [];
+	const deltas: number[] = [];
+	let t = p.startTime;
+	let last = -1;
+	for (let i = 0; i < p.samples.length; i++) {
+		t += p.timeDeltas[i];
+		if (t < fromMs * 1000 || t > toMs * 1000) continue;
+		deltas.push(last < 0 ? 0 : t - last);
+		last = t;
+		samples.push(p.samples[i]);
+	}
+	return { ...p, samples, timeDeltas: deltas, startTime: fromMs * 1000, endTime: toMs * 1000 };
+}
+
+async function main(): Promise<void> {
+	assertLoopback(SETTINGS.mysqlUrl);
+	assertLoopback(SETTINGS.redisUrl);
+	for (const f of [GATEWAY_ENTRY, RECEIVER_ENTRY, FLOOR_ENTRY]) {
+		if (!fs.existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first (npm run bench does)`);
+	}
+	const allServices = fs
+		.readdirSync(SERVICES_DIR)
+		.map(f => /^(.+)\.service\.js$/.exec(f)?.[1])
+		.filter((s): s is string => !!s);
+	if (!allServices.includes("webhooks")) throw new Error(`no webhooks service in ${SERVICES_DIR}`);
+	const started = new Date();
+	const loadAtStart = os.loadavg()[0].toFixed(2);
+	const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-bench-webhooks-"));
+	const dataDir = path.join(workDir, "data");
+	fs.mkdirSync(dataDir);
+	const dbName = `cpg_bench_${crypto.randomBytes(5).toString("hex")}`;
+	const redisPrefix = `cpgb:${crypto.randomBytes(5).toString("hex")}:`;
+	const databaseUrl = `${SETTINGS.mysqlUrl}/${dbName}`;
+	const secrets = { jwt: crypto.randomBytes(32).toString("hex"), refresh: crypto.randomBytes(32).toString("hex"), master: crypto.randomBytes(32).toString("hex") };
+	const N = SETTINGS.events;
+
+	let gateway: Child | null = null;
+	let receiver: Receiver | null = null;
+	let proxy: CountingProxy | null = null;
+	let db: mysql.Connection | null = null;
+	let dbCreated = false;
+	let ok = false;
+	const cleanup = async () => {
+		await stopChild(gateway);
+		await stopChild(receiver);
+		await proxy?.close().catch(() => undefined);
+		await db?.end().catch(() => undefined);
+		if (dbCreated) {
+			const conn = await mysql.createConnection(SETTINGS.mysqlUrl);
+			await conn.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
+			await conn.end();
+		}
+		const redis = new Redis(SETTINGS.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+		try {
+			await redis.connect();
+			let cursor = "0";
+			do {
+				const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}*`, "COUNT", 500);
+				cursor = next;
+				if (keys.length) await redis.del(...keys);
+			} while (cursor !== "0");
+		} finally {
+			redis.disconnect();
+		}
+		if (ok && !process.env.BENCH_KEEP) fs.rmSync(workDir, { recursive: true, force: true });
+		else log(`logs${SETTINGS.profile ? " and profiles" : ""} kept in ${workDir}`);
+	};
+	let interrupted = false;
+	process.once("SIGINT", () => {
+		interrupted = true;
+		log("interrupted: cleaning up");
+		void cleanup().finally(() => process.exit(130));
+	});
+
+	try {
+		log(`node ${process.version}, ${os.cpus().length} cpus, ${N} events, work dir ${workDir}`);
+		const admin = await mysql.createConnection(SETTINGS.mysqlUrl);
+		await admin.query(`CREATE DATABASE \`${dbName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+		dbCreated = true;
+		const [[version]] = (await admin.query("SELECT VERSION() AS v")) as unknown as [[{ v: string }]];
+		await admin.end();
+		db = await mysql.createConnection(`${databaseUrl}`);
+		// The gateway writes DATETIMEs in UTC: read them back the same way.
+		await db.query("SET time_zone = '+00:00'");
+		log(`database ${dbName} (${version.v}), Redis prefix ${redisPrefix}`);
+
+		receiver = await startReceiver(workDir);
+		log(`receiver pid ${receiver.proc.pid} at ${receiver.url}`);
+		const dbPid = mysqldPid();
+		const base: Omit<GatewayOptions, "name" | "services"> = { databaseUrl, redisPrefix, dataDir, workDir, secrets };
+
+		// ---- events, with nothing delivering them
+		const api = await startApiGateway({ ...base, name: "gateway-events", services: allServices.filter(s => s !== "webhooks") });
+		gateway = api;
+		log(`events gateway pid ${api.proc.pid} (every service but webhooks)`);
+		const merchant = await setUpMerchant(api.baseUrl, dataDir, receiver.url);
+		const body = await intentBody(api.baseUrl);
+		log(`creating and cancelling ${N} intents, ${SETTINGS.clients} clients`);
+		const genSeconds = await makeEvents(api.baseUrl, merchant.basic, body, N, SETTINGS.clients);
+		log(`events made in ${genSeconds.toFixed(1)} s (${(N / genSeconds).toFixed(0)} intents/s, each a create and a cancel)`);
+		await stopChild(gateway);
+		gateway = null;
+		const [outbox] = (await db.query("SELECT type, COUNT(*) AS n, SUM(publishedAt IS NULL) AS unpublished, SUM(apiKeyId = ?) AS ofKey FROM outbox_events GROUP BY type", [merchant.keyId])) as unknown as [Array<{ type: string; n: number; unpublished: number; ofKey: number }>];
+		const canceled = outbox.find(r => r.type === "payment_intent.canceled");
+		const totalOutbox = outbox.reduce((s, r) => s + Number(r.n), 0);
+		if (!canceled || Number(canceled.n) !== N || Number(canceled.unpublished) !== N || Number(canceled.ofKey) !== N || totalOutbox !== N) {
+			throw new Error(`expected ${N} unpublished payment_intent.canceled outbox rows of the key and nothing else, found ${JSON.stringify(outbox)}`);
+		}
+		log(`${N} unpublished payment_intent.canceled outbox rows`);
+
+		// ---- delivery
+		await receiver.request({ cmd: "reset", secret: merchant.secret, sampleEvery: 50 });
+		let deliverUrl = databaseUrl;
+		if (SETTINGS.profile) {
+			const u = new URL(SETTINGS.mysqlUrl);
+			proxy = await startCountingProxy({ host: u.hostname, port: Number(u.port || 3306) }, mysqlCommandParser);
+			const p = new URL(databaseUrl);
+			p.hostname = "127.0.0.1";
+			p.port = String(proxy.port);
+			deliverUrl = p.toString();
+		}
+		const profileDir = path.join(workDir, "profiles");
+		const deliverOpts: GatewayOptions = {
+			...base,
+			databaseUrl: deliverUrl,
+			name: "gateway-deliver",
+			services: ["webhooks", "keys"],
+			extraEnv: SETTINGS.webhookEnv,
+			nodeArgs: SETTINGS.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+		};
+		const wh = Object.entries(SETTINGS.webhookEnv).map(([k, v]) => `${k}=${v}`).join(" ");
+		log(`delivering: gateway with SERVICES=webhooks,keys${wh ? `, ${wh}` : " (WEBHOOK_* defaults)"}${SETTINGS.profile ? ", --cpu-prof and a counting MySQL proxy" : ""}`);
+		const cpu0 = cpuSnap(undefined, receiver.proc.pid, dbPid);
+		const deliver = spawnGateway(deliverOpts, await freePort());
+		gateway = deliver;
+		const sql0 = proxy?.snapshot() ?? {};
+		let relayStartedAt: number | null = null;
+		let cpuStart: CpuSnap | null = null;
+		let doneAt: number | null = null;
+		let stats: ReceiverStats = await receiverStats(receiver);
+		let delivered = 0;
+		const deadline = monoMs() + SETTINGS.timeoutSeconds * 1000;
+		let lastLog = monoMs();
+		while (doneAt === null) {
+			if (deliver.proc.exitCode !== null || deliver.proc.signalCode !== null) throw new Error(`delivering gateway exited (code ${deliver.proc.exitCode}); log ${deliver.logFile}:\n${tail(deliver.logFile)}`);
+			if (monoMs() > deadline) break;
+			if (relayStartedAt === null) {
+				// Before the relay starts the database is idle: look often (start-up vs. delivery).
+				const [rows] = (await db.query("SELECT 1 AS x FROM outbox_events WHERE publishedAt IS NOT NULL LIMIT 1")) as unknown as [unknown[]];
+				if (rows.length) {
+					relayStartedAt = monoMs();
+					cpuStart = cpuSnap(deliver.proc.pid, receiver.proc.pid, dbPid);
+				} else {
+					await sleep(20);
+					continue;
+				}
+			}
+			stats = await receiverStats(receiver);
+			if (stats.requests >= N) {
+				const [[row]] = (await db.query("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered'")) as unknown as [[{ n: number }]];
+				delivered = Number(row.n);
+				if (delivered >= N) {
+					doneAt = monoMs();
+					break;
+				}
+				await sleep(20);
+				continue;
+			}
+			if (monoMs() - lastLog > 5000) {
+				lastLog = monoMs();
+				log(`  receiver has ${stats.requests} / ${N}`);
+			}
+			await sleep(100);
+		}
+		const cpuEnd = cpuSnap(deliver.proc.pid, receiver.proc.pid, dbPid);
+		const sql = proxy ? diffCounts(sql0, proxy.snapshot()) : null;
+		stats = await receiverStats(receiver);
+		await stopChild(gateway);
+		gateway = null;
+
+		const [[times]] = (await db.query(
+			`SELECT UNIX_TIMESTAMP(MIN(o.publishedAt)) * 1000 AS relayFrom, UNIX_TIMESTAMP(MAX(o.publishedAt)) * 1000 AS relayTo,
+			        (SELECT UNIX_TIMESTAMP(MAX(deliveredAt)) * 1000 FROM webhook_deliveries) AS lastDelivered,
+			        (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'delivered') AS delivered,
+			        (SELECT COUNT(*) FROM webhook_deliveries) AS deliveries
+			 FROM outbox_events o`,
+		)) as unknown as [[{ relayFrom: string | null; relayTo: string | null; lastDelivered: string | null; delivered: number; deliveries: number }]];
+		const [logs] = (await db.query("SELECT durationMs, success, attemptNumber FROM webhook_logs")) as unknown as [Array<{ durationMs: number | null; success: number; attemptNumber: number }>];
+		const [[sample]] = (await db.query("SELECT body FROM webhook_deliveries LIMIT 1")) as unknown as [[{ body: string } | undefined]];
+		const durations = logs.map(l => Number(l.durationMs ?? NaN)).filter(n => !Number.isNaN(n)).sort((a, b) => a - b);
+		const failedAttempts = logs.filter(l => !l.success).length;
+		delivered = Number(times.delivered);
+		const complete = doneAt !== null;
+		// Headline window: from the relay's first commit (the first outbox row published) to the last
+		// delivery recorded, both from the gateway's own clock; the bench's polling adds nothing to it.
+		const dbWindow = times.relayFrom !== null && times.lastDelivered !== null ? (Number(times.lastDelivered) - Number(times.relayFrom)) / 1000 : NaN;
+		const eventsPerSecond = complete && dbWindow > 0 ? N / dbWindow : NaN;
+		const fromSpawn = complete ? (doneAt! - deliver.spawnedAt) / 1000 : NaN;
+		const relaySeconds = times.relayFrom !== null && times.relayTo !== null ? (Number(times.relayTo) - Number(times.relayFrom)) / 1000 : NaN;
+		const startup = relayStartedAt !== null ? (relayStartedAt - deliver.spawnedAt) / 1000 : NaN;
+		const receiverWindow = stats.firstAt !== null && stats.lastAt !== null ? (stats.lastAt - stats.firstAt) / 1000 : NaN;
+
+		let profileReport = "";
+		if (SETTINGS.profile && cpuStart) {
+			const file = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).find(f => f.endsWith(".cpuprofile")) : undefined;
+			if (file) {
+				const full = JSON.parse(fs.readFileSync(path.join(profileDir, file), "utf8")) as CpuProfile;
+				const trimmed = trimProfile(full, cpuStart.at, (doneAt ?? cpuEnd.at));
+				profileReport = `profile of the delivering gateway from the relay's start to the last delivery (${trimmed.samples.length} samples of ${full.samples.length}; ${path.join(profileDir, file)}):\n${formatSummary(summarizeProfile(trimmed, 20), N)}`;
+			} else profileReport = "profile: no .cpuprofile written";
+		}
+		if (!sample) throw new Error("no delivery row to take the floor's body from");
+
+		// ---- floor
+		await receiver.request({ cmd: "reset", secret: merchant.secret, sampleEvery: 50 });
+		log(`floor: ${N} sends of ${Buffer.byteLength(sample.body)}-byte bodies, concurrency ${SETTINGS.concurrency}`);
+		const floor = await runFloor(workDir, { url: receiver.url, body: sample.body, secret: merchant.secret, events: N, concurrency: SETTINGS.concurrency, timeoutMs: 10_000 }, receiver.proc.pid, dbPid);
+		const floorStats = await receiverStats(receiver);
+		const floorRate = floor.result.ok / floor.result.seconds;
+
+		const lines: string[] = [];
+		lines.push(`# webhook delivery, ${started.toISOString()}, node ${process.version}, ${os.cpus().length} cpus, MySQL ${version.v}, ${N} events, one API key (endpoint), concurrency ${SETTINGS.concurrency} (min of WEBHOOK_CONCURRENCY, WEBHOOK_CONCURRENCY_PER_ENDPOINT), load average at start ${loadAtStart}`);
+		lines.push(`set-up: ${N} intents created and cancelled over HTTP in ${genSeconds.toFixed(1)} s; delivering gateway: SERVICES=webhooks,keys, NODE_ENV=development${wh ? `, ${wh}` : ""}`);
+		lines.push("", "## where the time goes");
+		lines.push(`delivering gateway: start-up ${startup.toFixed(2)} s (spawn to first outbox row published), relay of the outbox ${relaySeconds.toFixed(2)} s, first to last request at the receiver ${receiverWindow.toFixed(2)} s, relay start to last delivery recorded ${dbWindow.toFixed(2)} s; spawn to done ${fromSpawn.toFixed(2)} s (${(N / fromSpawn).toFixed(0)} events/s including start-up)`);
+		if (cpuStart) lines.push(`CPU from relay start to done: ${cpuReport(cpuStart, cpuEnd, N)}`);
+		else lines.push(`CPU from spawn: ${cpuReport(cpu0, cpuEnd, N)}`);
+		lines.push(`deliveries: ${times.deliveries} rows, ${delivered} delivered; attempts logged ${logs.length} (${failedAttempts} failed); receiver: ${stats.requests} requests, ${stats.distinctIds} distinct event ids, ${stats.checked} signatures checked, ${stats.badSignatures} bad`);
+		lines.push(`attempt durationMs (webhook_logs): p50 ${percentile(durations, 50)} p90 ${percentile(durations, 90)} p99 ${percentile(durations, 99)} max ${durations[durations.length - 1]}`);
+		if (sql) {
+			const total = Object.values(sql).reduce((a, b) => a + b, 0);
+			lines.push(`MySQL commands (counting proxy, spawn to done): ${(total / N).toFixed(2)} per event: ${Object.entries(sql).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / N).toFixed(3)}`).join(", ")}`);
+		}
+		if (profileReport) lines.push(profileReport);
+		lines.push(`floor: ${floor.result.ok} ok, ${floor.result.failed} failed${floor.result.firstError ? ` (${floor.result.firstError})` : ""} in ${floor.result.seconds.toFixed(2)} s, attempt p50 ${floor.result.p50} ms p99 ${floor.result.p99} ms; receiver ${floorStats.requests} requests, ${floorStats.badSignatures} bad of ${floorStats.checked} checked; ${floor.cpu}`);
+		lines.push("");
+		const problems: string[] = [];
+		if (!complete) problems.push(`not finished within ${SETTINGS.timeoutSeconds} s: ${stats.requests} received, ${delivered} delivered`);
+		if (stats.distinctIds !== N && complete) problems.push(`receiver saw ${stats.distinctIds} distinct event ids for ${N} events`);
+		if (stats.badSignatures > 0) problems.push(`${stats.badSignatures} bad signatures`);
+		if (failedAttempts > 0) problems.push(`${failedAttempts} failed attempts`);
+		if (floor.result.failed > 0) problems.push(`floor: ${floor.result.failed} failed`);
+		const note = problems.length ? ` !! ${problems.join("; ")}` : "";
+		const rate = Number.isNaN(eventsPerSecond) ? "n/a" : eventsPerSecond.toFixed(0);
+		const verdict = !Number.isNaN(eventsPerSecond) && eventsPerSecond >= TARGET_EVENTS_PER_SECOND && problems.length === 0 ? "PASS" : "BELOW";
+		lines.push(
+			`webhook-delivery: ${rate} events/s p50 ${percentile(durations, 50)} ms p99 ${percentile(durations, 99)} ms floor ${floorRate.toFixed(0)} events/s ratio ${Number.isNaN(eventsPerSecond) ? "n/a" : (eventsPerSecond / floorRate).toFixed(2)} (target >= ${TARGET_EVENTS_PER_SECOND} events/s ${verdict})${note}`,
+		);
+		process.stdout.write(`${lines.join("\n")}\n`);
+		if (process.env.BENCH_WEBHOOK_JSON) {
+			fs.writeFileSync(process.env.BENCH_WEBHOOK_JSON, JSON.stringify({ started, settings: SETTINGS, eventsPerSecond, floorRate, dbWindow, startup, relaySeconds, receiverWindow, stats, floor: floor.result }, null, 2));
+		}
+		ok = true;
+	} finally {
+		if (!interrupted) await cleanup();
+	}
+}
+
+main().then(
+	() => process.exit(0),
+	err => {
+		console.error(`bench webhooks failed: ${err instanceof Error ? err.message : String(err)}`);
+		process.exit(1);
+	},
+);
