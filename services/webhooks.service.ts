@@ -45,6 +45,8 @@ type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
 
 const URL_NOT_CONFIGURED = "Webhook URL not configured for this API key";
 const RELAY_BATCH = 500;
+/** Outcomes waiting to be written above which no new attempt starts (memory stays bounded when the DB is slow). */
+const MAX_PENDING_OUTCOMES = 500;
 const TARGET_CACHE_MS = 30_000;
 const SECRET_CACHE_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -62,6 +64,8 @@ interface WebhooksVars {
 	pruneTimer: NodeJS.Timeout | null;
 	running: Promise<void> | null;
 	again: boolean;
+	/** The next round also relays the outbox and takes over expired leases (not only claims). */
+	fullRound: boolean;
 	inFlight: Set<Promise<void>>;
 	inFlightByKey: Map<number, number>;
 	pending: AttemptOutcome[];
@@ -71,8 +75,8 @@ interface WebhooksVars {
 }
 
 interface WebhooksMethods extends OrgScopeMethods {
-	kick(): void;
-	round(): Promise<void>;
+	kick(full?: boolean): void;
+	round(full: boolean): Promise<void>;
 	start(delivery: WebhookDelivery): void;
 	attempt(delivery: WebhookDelivery): Promise<AttemptOutcome>;
 	flushOutcomes(): Promise<void>;
@@ -298,29 +302,38 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 	},
 
 	methods: {
-		kick(this: WebhooksThis) {
+		/**
+		 * Runs a dispatch round now, or right after the one running. `full` (poll, new payment
+		 * event, start) also relays the outbox and takes over expired leases; a finished attempt
+		 * only asks for more claims.
+		 */
+		kick(this: WebhooksThis, full = true) {
 			if (this.stopping) return;
+			if (full) this.fullRound = true;
 			if (this.running) {
 				this.again = true;
 				return;
 			}
-			this.running = this.round()
+			const isFull = this.fullRound;
+			this.fullRound = false;
+			this.running = this.round(isFull)
 				.catch(err => this.logger.warn("Webhook dispatch round failed:", (err as Error)?.message))
 				.finally(() => {
 					this.running = null;
 					if (this.again) {
 						this.again = false;
-						this.kick();
+		this.fullRound = false;
+						this.kick(false);
 					}
 				});
 		},
 
-		/** Relay the outbox, take over interrupted attempts, start due attempts within the limits. */
-		async round(this: WebhooksThis) {
+		/** (Full: relay the outbox, take over interrupted attempts,) start due attempts within the limits. */
+		async round(this: WebhooksThis, full: boolean) {
 			const app = appOf(this.broker);
 			const targetsOf = (ids: number[]) => this.targetsOf(ids);
-			while ((await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping);
-			const interrupted = await takeOverExpired(app, this.cfg, this.owner, 100);
+			if (full) while ((await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping);
+			const interrupted = full ? await takeOverExpired(app, this.cfg, this.owner, 100) : [];
 			if (interrupted.length) {
 				await recordOutcomes(
 					app,
@@ -328,7 +341,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })),
 				);
 			}
-			while (!this.stopping) {
+			while (!this.stopping && this.pending.length < MAX_PENDING_OUTCOMES) {
 				const slots = this.cfg.concurrency - this.inFlight.size;
 				if (slots <= 0) return;
 				const freeByKey = new Map<number, number>();
@@ -342,10 +355,12 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		start(this: WebhooksThis, delivery: WebhookDelivery) {
 			const key = Number(delivery.apiKeyId);
 			this.inFlightByKey.set(key, (this.inFlightByKey.get(key) ?? 0) + 1);
+			// The slot is free once the HTTP attempt ended; its outcome is written in the background,
+			// batched with others (the row stays `sending`, so nobody takes it meanwhile).
 			const run = this.attempt(delivery)
 				.then(outcome => {
 					this.pending.push(outcome);
-					return this.flushOutcomes();
+					void this.flushOutcomes();
 				})
 				.catch(err => this.logger.warn(`Webhook attempt of delivery ${delivery.id} failed to run:`, (err as Error)?.message))
 				.finally(() => {
@@ -353,7 +368,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					if (left <= 0) this.inFlightByKey.delete(key);
 					else this.inFlightByKey.set(key, left);
 					this.inFlight.delete(run);
-					this.kick();
+					this.kick(false);
 				});
 			this.inFlight.add(run);
 		},
@@ -385,12 +400,15 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					const app = appOf(this.broker);
 					while (this.pending.length) {
 						const batch = this.pending.splice(0, 500);
+						const held = batch.length + this.pending.length >= MAX_PENDING_OUTCOMES;
 						try {
 							await recordOutcomes(app, this.cfg, batch);
 						} catch (err) {
 							// The rows stay `sending`; their leases run out and another round records them as interrupted.
 							this.logger.warn(`Recording ${batch.length} webhook outcome(s) failed:`, (err as Error)?.message);
 						}
+						// Claims paused for the backlog of outcomes resume.
+						if (held) this.kick(false);
 					}
 				})().finally(() => {
 					this.flushing = null;

@@ -146,6 +146,7 @@ export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, lim
 		attributes: ["id", "apiKeyId"],
 		order: [["nextAttemptAt", "ASC"]],
 		limit: limits.slots * 4,
+		raw: true,
 	});
 	const picked: string[] = [];
 	const taken = new Map<number, number>();

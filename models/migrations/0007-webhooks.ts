@@ -33,6 +33,9 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
 	// An event reaches an endpoint through one delivery, however many nodes relay the outbox.
 	await qi.addIndex("webhook_deliveries", ["eventId", "apiKeyId"], { unique: true, name: "webhook_deliveries_event_key_unique" });
 	await qi.addIndex("webhook_deliveries", ["status", "nextAttemptAt"], { name: "webhook_deliveries_due" });
+	// The claim skips endpoints at their concurrency cap (apiKeyId NOT IN ...): without apiKeyId in an
+	// index, a backlog behind one busy endpoint is scanned row by row on every claim.
+	await qi.addIndex("webhook_deliveries", ["status", "apiKeyId", "nextAttemptAt"], { name: "webhook_deliveries_due_by_key" });
 	await qi.addIndex("webhook_deliveries", ["status", "leaseUntil"], { name: "webhook_deliveries_lease" });
 	await qi.addIndex("webhook_deliveries", ["leaseToken"], { name: "webhook_deliveries_lease_token" });
 	await qi.addIndex("webhook_deliveries", ["updatedAt"], { name: "webhook_deliveries_updated" });
