@@ -15,31 +15,19 @@
  * and Redis) that says where the time of a request goes. A benchmark reports: it exits 0 unless it
  * could not run at all.
  */
-import { spawn, fork, ChildProcess } from "node:child_process";
-import crypto from "node:crypto";
+import { spawn, fork } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import mysql from "mysql2/promise";
-import Redis from "ioredis";
 import { runLoad, LoadResult, LoadSpec } from "./load";
 import { FLOOR_SCHEMA } from "./floor-schema";
 import { InspectorClient } from "./inspector";
 import { formatSummary, summarizeProfile } from "./cpu-profile";
 import { Counts, diffCounts, mysqlCommandParser, redisCommandParser, startCountingProxy } from "./wire-counter";
+import { call, childStopper, cleanUpOnSigint, dropRunState, envInt, expectStatus, freePort, GATEWAY_ENTRY, gatewayEnv, intentBody, machineBusySeconds, makeLog, pickTestToken, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, setUpMerchant, sleep, tail, waitForRoutes, Child, GatewayEnvOptions } from "./common";
 
-// Compiled to dist/bench/: the gateway's entry is dist/lib/start.js.
-const GATEWAY_ENTRY = path.resolve(__dirname, "../lib/start.js");
 const FLOOR_ENTRY = path.join(__dirname, "floor-server.js");
-
-function envInt(name: string, fallback: number, min = 0): number {
-	const raw = process.env[name];
-	if (raw === undefined || raw === "") return fallback;
-	const n = Number(raw);
-	if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min}, got "${raw}"`);
-	return n;
-}
 
 const CASES = ["create-intent", "retrieve-intent", "key-auth", "floor-insert", "floor-hello", "floor-select"];
 
@@ -65,73 +53,13 @@ function loadSettings() {
 	};
 }
 
-let SETTINGS: ReturnType<typeof loadSettings>;
-try {
-	SETTINGS = loadSettings();
-} catch (err) {
-	console.error(`bench: ${(err as Error).message}`);
-	process.exit(1);
-}
+const SETTINGS = settingsOrExit("bench", loadSettings);
 
 const TARGETS = { createRatio: 0.6, createRps: 1500, retrieveRatio: 0.6 };
 
-function log(msg: string): void {
-	process.stderr.write(`[bench] ${msg}\n`);
-}
-
-function assertLoopback(url: string): void {
-	const host = new URL(url).hostname;
-	if (host !== "127.0.0.1" && host !== "localhost" && host !== "[::1]") throw new Error(`the bench only talks to 127.0.0.1, not ${host}`);
-}
-
-async function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = net.createServer();
-		srv.once("error", reject);
-		srv.listen(0, "127.0.0.1", () => {
-			const { port } = srv.address() as net.AddressInfo;
-			srv.close(() => resolve(port));
-		});
-	});
-}
-
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+const log = makeLog("bench");
 
 // ---------------------------------------------------------------- CPU accounting (Linux /proc)
-
-/** CPU seconds (user + system) a process has used, or null where /proc cannot tell. */
-function procCpuSeconds(pid: number | undefined): number | null {
-	if (!pid) return null;
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		// Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-		return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
-	} catch {
-		return null;
-	}
-}
-
-/** The database and Redis server processes on this machine, by name (shared with other work: indicative only). */
-function serverPids(): { mysqld?: number; redis?: number } {
-	const out: { mysqld?: number; redis?: number } = {};
-	try {
-		for (const entry of fs.readdirSync("/proc")) {
-			if (!/^\d+$/.test(entry)) continue;
-			let comm = "";
-			try {
-				comm = fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim();
-			} catch {
-				continue;
-			}
-			if (comm === "mariadbd" || comm === "mysqld") out.mysqld = Number(entry);
-			if (comm === "redis-server") out.redis = Number(entry);
-		}
-	} catch {
-		/* no /proc */
-	}
-	return out;
-}
 
 export interface CpuUse {
 	/** Cores busy on average during the run, per process. */
@@ -144,15 +72,6 @@ export interface CpuUse {
 	seconds: number;
 }
 
-function machineBusySeconds(): number | null {
-	try {
-		const cpu = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-		const idle = cpu[3] + (cpu[4] || 0);
-		return (cpu.reduce((a, b) => a + b, 0) - idle) / 100;
-	} catch {
-		return null;
-	}
-}
 
 async function withCpu<T>(serverPid: number | undefined, run: () => Promise<T>): Promise<{ value: T; cpu: CpuUse; seconds: number }> {
 	const pids = serverPids();
@@ -182,30 +101,7 @@ async function withCpu<T>(serverPid: number | undefined, run: () => Promise<T>):
 
 // ---------------------------------------------------------------- child processes
 
-interface Child {
-	proc: ChildProcess;
-	logFile: string;
-	exited: Promise<number | null>;
-}
-
-function tail(file: string, lines = 40): string {
-	try {
-		return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
-	} catch {
-		return "(no log)";
-	}
-}
-
-async function stopChild(child: Child | null, timeoutMs = 15_000): Promise<void> {
-	if (!child || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
-	child.proc.kill("SIGTERM");
-	const done = await Promise.race([child.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
-	if (!done) {
-		log(`pid ${child.proc.pid} did not stop in ${timeoutMs} ms: SIGKILL`);
-		child.proc.kill("SIGKILL");
-		await child.exited;
-	}
-}
+const stopChild = childStopper(log, 15_000);
 
 interface Gateway extends Child {
 	port: number;
@@ -213,14 +109,8 @@ interface Gateway extends Child {
 	inspectorUrl: string | null;
 }
 
-interface GatewayOptions {
-	name: string;
-	databaseUrl: string;
-	redisUrl: string;
-	redisPrefix: string;
-	dataDir: string;
+interface GatewayOptions extends GatewayEnvOptions {
 	workDir: string;
-	secrets: { jwt: string; refresh: string; master: string };
 	inspect?: boolean;
 }
 
@@ -229,24 +119,7 @@ async function startGateway(o: GatewayOptions): Promise<Gateway> {
 	const logFile = path.join(o.workDir, `${o.name}.log`);
 	const out = fs.openSync(logFile, "a");
 	const env: NodeJS.ProcessEnv = {
-		// Only what the node needs: a developer's shell (TRANSPORTER, SERVICES ...) must not leak in.
-		PATH: process.env.PATH,
-		HOME: process.env.HOME,
-		NODE_ENV: "production",
-		PORT: String(port),
-		PUBLIC_URL: `http://127.0.0.1:${port}`,
-		DATA_DIR: o.dataDir,
-		DATABASE_URL: o.databaseUrl,
-		REDIS_URL: o.redisUrl,
-		REDIS_PREFIX: o.redisPrefix,
-		RATE_LIMIT: "off",
-		LOG_LEVEL: "warn",
-		AUTH_JWT_SECRET: o.secrets.jwt,
-		AUTH_REFRESH_SECRET: o.secrets.refresh,
-		MASTER_KEY: o.secrets.master,
-		// Only makes the set-up sign-up fast; no request of a measured case may hash a password.
-		BCRYPT_ROUNDS: "4",
-		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
+		...gatewayEnv(o, port, "production"),
 		...(SETTINGS.services ? { SERVICES: SETTINGS.services } : {}),
 	};
 	const args = [...(o.inspect ? ["--inspect=127.0.0.1:0"] : []), GATEWAY_ENTRY];
@@ -270,26 +143,7 @@ async function startGateway(o: GatewayOptions): Promise<Gateway> {
 	});
 	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
 	const gw: Gateway = { proc, logFile, exited, port, baseUrl: `http://127.0.0.1:${port}/api/v1`, inspectorUrl: null };
-	const deadline = Date.now() + 120_000;
-	for (;;) {
-		if (proc.exitCode !== null || proc.signalCode !== null) {
-			throw new Error(`gateway ${o.name} exited during start-up (code ${proc.exitCode}); log ${logFile}:\n${tail(logFile)}`);
-		}
-		try {
-			// The info route answers as soon as the HTTP server listens; the business routes once
-			// every service has started (the gateway builds them on $broker.started).
-			const info = await fetch(`${gw.baseUrl}/`, { signal: AbortSignal.timeout(2000) });
-			const me = info.status === 200 ? await fetch(`${gw.baseUrl}/auth/me`, { signal: AbortSignal.timeout(2000) }) : null;
-			if (me && me.status === 401) break;
-		} catch {
-			/* not listening yet */
-		}
-		if (Date.now() > deadline) {
-			await stopChild(gw);
-			throw new Error(`gateway ${o.name} did not serve its routes (GET /api/v1/auth/me: 401) within 120 s; log ${logFile}:\n${tail(logFile)}`);
-		}
-		await sleep(200);
-	}
+	await waitForRoutes(gw, o.name, gw.baseUrl, () => stopChild(gw));
 	if (o.inspect) gw.inspectorUrl = await Promise.race([inspectorPromise, sleep(5000).then(() => null)]);
 	return gw;
 }
@@ -318,106 +172,6 @@ async function startFloor(mode: "hello" | "insert" | "select", workDir: string, 
 		}),
 	]);
 	return { proc, logFile, exited, url: `http://127.0.0.1:${port}` };
-}
-
-// ---------------------------------------------------------------- HTTP set-up
-
-interface Http {
-	status: number;
-	body: any;
-}
-
-async function call(baseUrl: string, method: string, urlPath: string, opts: { body?: unknown; token?: string; basic?: string } = {}): Promise<Http> {
-	const headers: Record<string, string> = {};
-	if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-	if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-	if (opts.basic) headers.Authorization = opts.basic;
-	const res = await fetch(`${baseUrl}${urlPath}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(30_000) });
-	const text = await res.text();
-	let body: any = text;
-	try {
-		body = text ? JSON.parse(text) : null;
-	} catch {
-		/* not JSON */
-	}
-	return { status: res.status, body };
-}
-
-function expectStatus(step: string, res: Http, status: number): void {
-	if (res.status !== status) throw new Error(`set-up ${step}: expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-}
-
-async function readConfirmationHash(dataDir: string, email: string): Promise<string> {
-	const dir = path.join(dataDir, "mail");
-	const deadline = Date.now() + 10_000;
-	for (;;) {
-		if (fs.existsSync(dir)) {
-			for (const f of fs.readdirSync(dir).filter(n => n.endsWith(".json")).sort().reverse()) {
-				const mail = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as { to?: string; data?: { hash?: unknown } };
-				if (mail.to?.toLowerCase() === email && typeof mail.data?.hash === "string") return mail.data.hash;
-			}
-		}
-		if (Date.now() > deadline) throw new Error(`set-up: no confirmation mail to ${email} in ${dir}`);
-		await sleep(100);
-	}
-}
-
-/** Sign-up to sandbox API key, over HTTP as a merchant does it. Returns the Basic header value. */
-async function setUpMerchant(baseUrl: string, dataDir: string): Promise<{ basic: string; organizationId: string }> {
-	const email = `bench-${crypto.randomBytes(4).toString("hex")}@example.com`;
-	const password = crypto.randomBytes(12).toString("base64url");
-	expectStatus("register", await call(baseUrl, "POST", "/auth/email/register", { body: { email, password, firstName: "Bench", lastName: "Mark" } }), 204);
-	const hash = await readConfirmationHash(dataDir, email);
-	expectStatus("confirm", await call(baseUrl, "POST", "/auth/email/confirm", { body: { hash } }), 200);
-	const login = await call(baseUrl, "POST", "/auth/email/login", { body: { email, password } });
-	expectStatus("login", login, 200);
-	const token = login.body.token as string;
-	const orgs = await call(baseUrl, "GET", "/organizations", { token });
-	expectStatus("organizations", orgs, 200);
-	const sandbox = (orgs.body as Array<{ id: string; mode: string }>).find(o => o.mode === "sandbox");
-	if (!sandbox) throw new Error("set-up: the new account has no sandbox organization");
-	const created = await call(baseUrl, "POST", `/organizations/${sandbox.id}/api-keys`, { token, body: { name: "bench" } });
-	expectStatus("create API key", created, 201);
-	const basic = `Basic ${Buffer.from(`${created.body.key}:${created.body.secret}`).toString("base64")}`;
-	expectStatus("key check", await call(baseUrl, "GET", "/api-keys/me", { basic }), 200);
-	return { basic, organizationId: sandbox.id };
-}
-
-interface Target {
-	networkId: string;
-	tokenId: string;
-	symbol: string;
-	label: string;
-}
-
-/** An active test-network token, preferring USDC on Ethereum Sepolia, from the public listing. */
-async function pickTestToken(baseUrl: string): Promise<Target> {
-	const nets = await call(baseUrl, "GET", "/payments/networks?testnet=true&active=true");
-	expectStatus("list test networks", nets, 200);
-	const networks = (nets.body as Array<{ id: string; name: string; isActive: boolean }>).filter(n => n.isActive);
-	if (networks.length === 0) throw new Error("set-up: no active test network is listed");
-	networks.sort((a, b) => Number(b.name === "Ethereum Sepolia") - Number(a.name === "Ethereum Sepolia"));
-	for (const network of networks) {
-		const toks = await call(baseUrl, "GET", `/payments/networks/${network.id}/tokens?active=true`);
-		expectStatus("list tokens", toks, 200);
-		const tokens = (toks.body as Array<{ id: string; symbol: string; isActive: boolean }>).filter(t => t.isActive);
-		const token = tokens.find(t => t.symbol === "USDC") || tokens[0];
-		if (token) return { networkId: network.id, tokenId: token.id, symbol: token.symbol.toLowerCase(), label: `${token.symbol} on ${network.name}` };
-	}
-	throw new Error("set-up: no active token on any test network");
-}
-
-function intentBody(t: Target): string {
-	return JSON.stringify({
-		amount: "12.50",
-		currency: t.symbol,
-		payment_method_types: ["crypto"],
-		tokenId: t.tokenId,
-		networkId: t.networkId,
-		return_url: "https://merchant.example.com/orders/1234/return",
-		description: "Order 1234",
-		metadata: { orderId: "1234" },
-	});
 }
 
 // ---------------------------------------------------------------- measuring
@@ -568,21 +322,11 @@ async function profilePass(opts: GatewayOptions, cases: ProfileCase[], floorSpec
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-	assertLoopback(SETTINGS.mysqlUrl);
-	assertLoopback(SETTINGS.redisUrl);
-	for (const f of [GATEWAY_ENTRY, FLOOR_ENTRY]) {
-		if (!fs.existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first (npm run bench does)`);
-	}
+	preflight(SETTINGS.mysqlUrl, SETTINGS.redisUrl, [GATEWAY_ENTRY, FLOOR_ENTRY]);
 	const started = new Date();
 	// Other work on the machine skews every number: the report says how busy it was.
 	const loadAtStart = os.loadavg()[0].toFixed(2);
-	const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-bench-"));
-	const dataDir = path.join(workDir, "data");
-	fs.mkdirSync(dataDir);
-	const dbName = `cpg_bench_${crypto.randomBytes(5).toString("hex")}`;
-	const redisPrefix = `cpgb:${crypto.randomBytes(5).toString("hex")}:`;
-	const databaseUrl = `${SETTINGS.mysqlUrl}/${dbName}`;
-	const secrets = { jwt: crypto.randomBytes(32).toString("hex"), refresh: crypto.randomBytes(32).toString("hex"), master: crypto.randomBytes(32).toString("hex") };
+	const { workDir, dataDir, dbName, redisPrefix, databaseUrl, secrets } = prepareRun(SETTINGS.mysqlUrl, "cpg-bench-");
 	const gwOpts: GatewayOptions = { name: "gateway", databaseUrl, redisUrl: SETTINGS.redisUrl, redisPrefix, dataDir, workDir, secrets };
 
 	let gateway: Gateway | null = null;
@@ -592,32 +336,11 @@ async function main(): Promise<void> {
 	const cleanup = async () => {
 		await stopChild(gateway);
 		await stopChild(floor);
-		if (dbCreated) {
-			const conn = await mysql.createConnection(SETTINGS.mysqlUrl);
-			await conn.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-			await conn.end();
-		}
-		const redis = new Redis(SETTINGS.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-		try {
-			await redis.connect();
-			let cursor = "0";
-			do {
-				const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}*`, "COUNT", 500);
-				cursor = next;
-				if (keys.length) await redis.del(...keys);
-			} while (cursor !== "0");
-		} finally {
-			redis.disconnect();
-		}
+		await dropRunState(SETTINGS.mysqlUrl, dbCreated ? dbName : null, SETTINGS.redisUrl, redisPrefix);
 		if (ok && !process.env.BENCH_KEEP) fs.rmSync(workDir, { recursive: true, force: true });
 		else log(`logs and profiles kept in ${workDir}`);
 	};
-	let interrupted = false;
-	process.once("SIGINT", () => {
-		interrupted = true;
-		log("interrupted: cleaning up");
-		void cleanup().finally(() => process.exit(130));
-	});
+	const interrupted = cleanUpOnSigint(log, cleanup);
 
 	try {
 		log(`node ${process.version}, ${os.cpus().length} cpus, work dir ${workDir}`);
@@ -732,14 +455,8 @@ async function main(): Promise<void> {
 		}
 		ok = true;
 	} finally {
-		if (!interrupted) await cleanup();
+		if (!interrupted()) await cleanup();
 	}
 }
 
-main().then(
-	() => process.exit(0),
-	err => {
-		console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
-		process.exit(1);
-	},
-);
+runMain("bench", main);

@@ -16,31 +16,20 @@
  *    the gateway's own `sendWebhook` and signature, at the same concurrency, no database.
  * A benchmark reports: it exits 0 unless it could not run at all.
  */
-import { spawn, fork, ChildProcess } from "node:child_process";
-import crypto from "node:crypto";
+import { spawn, fork } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import mysql from "mysql2/promise";
-import Redis from "ioredis";
 import { formatSummary, summarizeProfile, CpuProfile } from "./cpu-profile";
 import { diffCounts, mysqlCommandParser, startCountingProxy, CountingProxy } from "./wire-counter";
 import type { ReceiverStats } from "./webhook-receiver";
+import { childStopper, cleanUpOnSigint, dropRunState, envInt, freePort, GATEWAY_ENTRY, gatewayEnv, intentBody, machineBusySeconds, makeLog, pickTestToken, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, setUpMerchant, sleep, tail, waitForRoutes, Child, GatewayEnvOptions } from "./common";
 
-const GATEWAY_ENTRY = path.resolve(__dirname, "../lib/start.js");
 const SERVICES_DIR = path.resolve(__dirname, "../services");
 const RECEIVER_ENTRY = path.join(__dirname, "webhook-receiver.js");
 const FLOOR_ENTRY = path.join(__dirname, "webhook-floor.js");
 const TARGET_EVENTS_PER_SECOND = 1000;
-
-function envInt(name: string, fallback: number, min = 0): number {
-	const raw = process.env[name];
-	if (raw === undefined || raw === "") return fallback;
-	const n = Number(raw);
-	if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min}, got "${raw}"`);
-	return n;
-}
 
 /** WEBHOOK_* of the bench's own environment go to the delivering gateway (documented tuning). */
 function webhookEnv(): Record<string, string> {
@@ -72,76 +61,13 @@ if (process.env.BENCH_WEBHOOKS === "0" || (process.env.BENCH_CASES && process.en
 	process.exit(0);
 }
 
-let SETTINGS: ReturnType<typeof loadSettings>;
-try {
-	SETTINGS = loadSettings();
-} catch (err) {
-	console.error(`bench webhooks: ${(err as Error).message}`);
-	process.exit(1);
-}
+const SETTINGS = settingsOrExit("bench webhooks", loadSettings);
 
-function log(msg: string): void {
-	process.stderr.write(`[bench webhooks] ${msg}\n`);
-}
+const log = makeLog("bench webhooks");
 
-function assertLoopback(url: string): void {
-	const host = new URL(url).hostname;
-	if (host !== "127.0.0.1" && host !== "localhost" && host !== "[::1]") throw new Error(`the bench only talks to 127.0.0.1, not ${host}`);
-}
-
-async function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = net.createServer();
-		srv.once("error", reject);
-		srv.listen(0, "127.0.0.1", () => {
-			const { port } = srv.address() as net.AddressInfo;
-			srv.close(() => resolve(port));
-		});
-	});
-}
-
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 const monoMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 // ---------------------------------------------------------------- CPU (Linux /proc), as run.ts
-
-function procCpuSeconds(pid: number | undefined): number | null {
-	if (!pid) return null;
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-		return (Number(fields[11]) + Number(fields[12])) / 100;
-	} catch {
-		return null;
-	}
-}
-
-function mysqldPid(): number | undefined {
-	try {
-		for (const entry of fs.readdirSync("/proc")) {
-			if (!/^\d+$/.test(entry)) continue;
-			try {
-				const comm = fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim();
-				if (comm === "mariadbd" || comm === "mysqld") return Number(entry);
-			} catch {
-				/* gone */
-			}
-		}
-	} catch {
-		/* no /proc */
-	}
-	return undefined;
-}
-
-function machineBusySeconds(): number | null {
-	try {
-		const cpu = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-		const idle = cpu[3] + (cpu[4] || 0);
-		return (cpu.reduce((a, b) => a + b, 0) - idle) / 100;
-	} catch {
-		return null;
-	}
-}
 
 interface CpuSnap {
 	at: number;
@@ -168,67 +94,28 @@ function cpuReport(a: CpuSnap, b: CpuSnap, events: number): string {
 
 // ---------------------------------------------------------------- child processes
 
-interface Child {
-	proc: ChildProcess;
-	logFile: string;
-	exited: Promise<number | null>;
+/** A child process and when it was spawned (monoMs). */
+interface Spawned extends Child {
 	spawnedAt: number;
 }
 
-function tail(file: string, lines = 40): string {
-	try {
-		return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
-	} catch {
-		return "(no log)";
-	}
-}
+const stopChild = childStopper(log, 30_000);
 
-async function stopChild(child: Child | null, timeoutMs = 30_000): Promise<void> {
-	if (!child || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
-	child.proc.kill("SIGTERM");
-	const done = await Promise.race([child.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
-	if (!done) {
-		log(`pid ${child.proc.pid} did not stop in ${timeoutMs} ms: SIGKILL`);
-		child.proc.kill("SIGKILL");
-		await child.exited;
-	}
-}
-
-interface GatewayOptions {
-	name: string;
+/** The Redis URL is the bench's own (SETTINGS.redisUrl). */
+interface GatewayOptions extends Omit<GatewayEnvOptions, "redisUrl"> {
 	services: string[];
-	databaseUrl: string;
-	redisPrefix: string;
-	dataDir: string;
 	workDir: string;
-	secrets: { jwt: string; refresh: string; master: string };
 	extraEnv?: Record<string, string>;
 	nodeArgs?: string[];
 }
 
-function spawnGateway(o: GatewayOptions, port: number): Child {
+function spawnGateway(o: GatewayOptions, port: number): Spawned {
 	const logFile = path.join(o.workDir, `${o.name}.log`);
 	const out = fs.openSync(logFile, "a");
 	const env: NodeJS.ProcessEnv = {
-		// Built from scratch: a developer's TRANSPORTER, SERVICES or WEBHOOK_* never leak in.
-		PATH: process.env.PATH,
-		HOME: process.env.HOME,
 		// Development, not production: production refuses http:// and loopback webhook URLs, and the
 		// receiver is http://127.0.0.1. Nothing else on the delivery path depends on NODE_ENV.
-		NODE_ENV: "development",
-		PORT: String(port),
-		PUBLIC_URL: `http://127.0.0.1:${port}`,
-		DATA_DIR: o.dataDir,
-		DATABASE_URL: o.databaseUrl,
-		REDIS_URL: SETTINGS.redisUrl,
-		REDIS_PREFIX: o.redisPrefix,
-		RATE_LIMIT: "off",
-		LOG_LEVEL: "warn",
-		AUTH_JWT_SECRET: o.secrets.jwt,
-		AUTH_REFRESH_SECRET: o.secrets.refresh,
-		MASTER_KEY: o.secrets.master,
-		BCRYPT_ROUNDS: "4",
-		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
+		...gatewayEnv({ ...o, redisUrl: SETTINGS.redisUrl }, port, "development"),
 		SERVICES: o.services.join(","),
 		...(o.extraEnv || {}),
 	};
@@ -240,30 +127,15 @@ function spawnGateway(o: GatewayOptions, port: number): Child {
 }
 
 /** The API gateway of set-up: waits until the business routes answer (GET /auth/me: 401). */
-async function startApiGateway(o: GatewayOptions): Promise<Child & { baseUrl: string }> {
+async function startApiGateway(o: GatewayOptions): Promise<Spawned & { baseUrl: string }> {
 	const port = await freePort();
 	const child = spawnGateway(o, port);
 	const baseUrl = `http://127.0.0.1:${port}/api/v1`;
-	const deadline = Date.now() + 120_000;
-	for (;;) {
-		if (child.proc.exitCode !== null || child.proc.signalCode !== null) throw new Error(`gateway ${o.name} exited during start-up (code ${child.proc.exitCode}); log ${child.logFile}:\n${tail(child.logFile)}`);
-		try {
-			const info = await fetch(`${baseUrl}/`, { signal: AbortSignal.timeout(2000) });
-			const me = info.status === 200 ? await fetch(`${baseUrl}/auth/me`, { signal: AbortSignal.timeout(2000) }) : null;
-			if (me && me.status === 401) break;
-		} catch {
-			/* not listening yet */
-		}
-		if (Date.now() > deadline) {
-			await stopChild(child);
-			throw new Error(`gateway ${o.name} did not serve its routes within 120 s; log ${child.logFile}:\n${tail(child.logFile)}`);
-		}
-		await sleep(200);
-	}
+	await waitForRoutes(child, o.name, baseUrl, () => stopChild(child));
 	return { ...child, baseUrl };
 }
 
-interface Receiver extends Child {
+interface Receiver extends Spawned {
 	url: string;
 	request<T>(msg: Record<string, unknown>): Promise<T>;
 }
@@ -328,7 +200,7 @@ async function runFloor(workDir: string, job: { url: string; body: string; secre
 	const proc = fork(FLOOR_ENTRY, [], { cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
 	fs.closeSync(out);
 	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
-	const child: Child = { proc, logFile, exited, spawnedAt: monoMs() };
+	const child: Spawned = { proc, logFile, exited, spawnedAt: monoMs() };
 	try {
 		await Promise.race([
 			new Promise<void>(resolve => proc.once("message", () => resolve())),
@@ -357,92 +229,11 @@ async function runFloor(workDir: string, job: { url: string; body: string; secre
 
 // ---------------------------------------------------------------- HTTP set-up
 
-interface Http {
-	status: number;
-	body: any;
-}
-
-async function call(baseUrl: string, method: string, urlPath: string, opts: { body?: unknown; token?: string; basic?: string } = {}): Promise<Http> {
-	const headers: Record<string, string> = {};
-	if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-	if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-	if (opts.basic) headers.Authorization = opts.basic;
-	const res = await fetch(`${baseUrl}${urlPath}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(30_000) });
-	const text = await res.text();
-	let body: any = text;
-	try {
-		body = text ? JSON.parse(text) : null;
-	} catch {
-		/* not JSON */
-	}
-	return { status: res.status, body };
-}
-
-function expectStatus(step: string, res: Http, status: number): void {
-	if (res.status !== status) throw new Error(`${step}: expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-}
-
-async function readConfirmationHash(dataDir: string, email: string): Promise<string> {
-	const dir = path.join(dataDir, "mail");
-	const deadline = Date.now() + 10_000;
-	for (;;) {
-		if (fs.existsSync(dir)) {
-			for (const f of fs.readdirSync(dir).filter(n => n.endsWith(".json")).sort().reverse()) {
-				const mail = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as { to?: string; data?: { hash?: unknown } };
-				if (mail.to?.toLowerCase() === email && typeof mail.data?.hash === "string") return mail.data.hash;
-			}
-		}
-		if (Date.now() > deadline) throw new Error(`set-up: no confirmation mail to ${email} in ${dir}`);
-		await sleep(100);
-	}
-}
-
-/** Sign-up to a sandbox API key with a webhook URL, over HTTP as a merchant does it. */
-async function setUpMerchant(baseUrl: string, dataDir: string, webhookUrl: string): Promise<{ basic: string; secret: string; keyId: number }> {
-	const email = `bench-${crypto.randomBytes(4).toString("hex")}@example.com`;
-	const password = crypto.randomBytes(12).toString("base64url");
-	expectStatus("register", await call(baseUrl, "POST", "/auth/email/register", { body: { email, password, firstName: "Bench", lastName: "Mark" } }), 204);
-	const hash = await readConfirmationHash(dataDir, email);
-	expectStatus("confirm", await call(baseUrl, "POST", "/auth/email/confirm", { body: { hash } }), 200);
-	const login = await call(baseUrl, "POST", "/auth/email/login", { body: { email, password } });
-	expectStatus("login", login, 200);
-	const token = login.body.token as string;
-	const orgs = await call(baseUrl, "GET", "/organizations", { token });
-	expectStatus("organizations", orgs, 200);
-	const sandbox = (orgs.body as Array<{ id: string; mode: string }>).find(o => o.mode === "sandbox");
-	if (!sandbox) throw new Error("set-up: the new account has no sandbox organization");
-	const created = await call(baseUrl, "POST", `/organizations/${sandbox.id}/api-keys`, { token, body: { name: "bench-webhooks", webhookUrl } });
-	expectStatus("create API key with webhookUrl", created, 201);
-	const basic = `Basic ${Buffer.from(`${created.body.key}:${created.body.secret}`).toString("base64")}`;
-	return { basic, secret: created.body.secret as string, keyId: Number(created.body.apiKey.id) };
-}
-
-async function intentBody(baseUrl: string): Promise<string> {
-	const nets = await call(baseUrl, "GET", "/payments/networks?testnet=true&active=true");
-	expectStatus("list test networks", nets, 200);
-	const networks = (nets.body as Array<{ id: string; name: string; isActive: boolean }>).filter(n => n.isActive);
-	networks.sort((a, b) => Number(b.name === "Ethereum Sepolia") - Number(a.name === "Ethereum Sepolia"));
-	for (const network of networks) {
-		const toks = await call(baseUrl, "GET", `/payments/networks/${network.id}/tokens?active=true`);
-		expectStatus("list tokens", toks, 200);
-		const tokens = (toks.body as Array<{ id: string; symbol: string; isActive: boolean }>).filter(t => t.isActive);
-		const token = tokens.find(t => t.symbol === "USDC") || tokens[0];
-		if (token) {
-			log(`intents in ${token.symbol} on ${network.name}`);
-			// The same body as run.ts's create-intent case.
-			return JSON.stringify({
-				amount: "12.50",
-				currency: token.symbol.toLowerCase(),
-				payment_method_types: ["crypto"],
-				tokenId: token.id,
-				networkId: network.id,
-				return_url: "https://merchant.example.com/orders/1234/return",
-				description: "Order 1234",
-				metadata: { orderId: "1234" },
-			});
-		}
-	}
-	throw new Error("set-up: no active token on any test network");
+/** The create-intent body of run.ts's create-intent case, for an active test token. */
+async function eventIntentBody(baseUrl: string): Promise<string> {
+	const target = await pickTestToken(baseUrl);
+	log(`intents in ${target.label}`);
+	return intentBody(target);
 }
 
 /** N intents created and cancelled with the key, `clients` at a time: one canceled event each. */
@@ -496,11 +287,7 @@ function trimProfile(p: CpuProfile, fromMs: number, toMs: number): CpuProfile {
 }
 
 async function main(): Promise<void> {
-	assertLoopback(SETTINGS.mysqlUrl);
-	assertLoopback(SETTINGS.redisUrl);
-	for (const f of [GATEWAY_ENTRY, RECEIVER_ENTRY, FLOOR_ENTRY]) {
-		if (!fs.existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first (npm run bench does)`);
-	}
+	preflight(SETTINGS.mysqlUrl, SETTINGS.redisUrl, [GATEWAY_ENTRY, RECEIVER_ENTRY, FLOOR_ENTRY]);
 	const allServices = fs
 		.readdirSync(SERVICES_DIR)
 		.map(f => /^(.+)\.service\.js$/.exec(f)?.[1])
@@ -508,13 +295,7 @@ async function main(): Promise<void> {
 	if (!allServices.includes("webhooks")) throw new Error(`no webhooks service in ${SERVICES_DIR}`);
 	const started = new Date();
 	const loadAtStart = os.loadavg()[0].toFixed(2);
-	const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-bench-webhooks-"));
-	const dataDir = path.join(workDir, "data");
-	fs.mkdirSync(dataDir);
-	const dbName = `cpg_bench_${crypto.randomBytes(5).toString("hex")}`;
-	const redisPrefix = `cpgb:${crypto.randomBytes(5).toString("hex")}:`;
-	const databaseUrl = `${SETTINGS.mysqlUrl}/${dbName}`;
-	const secrets = { jwt: crypto.randomBytes(32).toString("hex"), refresh: crypto.randomBytes(32).toString("hex"), master: crypto.randomBytes(32).toString("hex") };
+	const { workDir, dataDir, dbName, redisPrefix, databaseUrl, secrets } = prepareRun(SETTINGS.mysqlUrl, "cpg-bench-webhooks-");
 	const N = SETTINGS.events;
 
 	let gateway: Child | null = null;
@@ -528,32 +309,11 @@ async function main(): Promise<void> {
 		await stopChild(receiver);
 		await proxy?.close().catch(() => undefined);
 		await db?.end().catch(() => undefined);
-		if (dbCreated) {
-			const conn = await mysql.createConnection(SETTINGS.mysqlUrl);
-			await conn.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-			await conn.end();
-		}
-		const redis = new Redis(SETTINGS.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-		try {
-			await redis.connect();
-			let cursor = "0";
-			do {
-				const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}*`, "COUNT", 500);
-				cursor = next;
-				if (keys.length) await redis.del(...keys);
-			} while (cursor !== "0");
-		} finally {
-			redis.disconnect();
-		}
+		await dropRunState(SETTINGS.mysqlUrl, dbCreated ? dbName : null, SETTINGS.redisUrl, redisPrefix);
 		if (ok && !process.env.BENCH_KEEP) fs.rmSync(workDir, { recursive: true, force: true });
 		else log(`logs${SETTINGS.profile ? " and profiles" : ""} kept in ${workDir}`);
 	};
-	let interrupted = false;
-	process.once("SIGINT", () => {
-		interrupted = true;
-		log("interrupted: cleaning up");
-		void cleanup().finally(() => process.exit(130));
-	});
+	const interrupted = cleanUpOnSigint(log, cleanup);
 
 	try {
 		log(`node ${process.version}, ${os.cpus().length} cpus, ${N} events, work dir ${workDir}`);
@@ -569,7 +329,7 @@ async function main(): Promise<void> {
 
 		receiver = await startReceiver(workDir);
 		log(`receiver pid ${receiver.proc.pid} at ${receiver.url}`);
-		const dbPid = mysqldPid();
+		const dbPid = serverPids().mysqld;
 		const base: Omit<GatewayOptions, "name" | "services"> = { databaseUrl, redisPrefix, dataDir, workDir, secrets };
 
 		// ---- events, with nothing delivering them
@@ -577,7 +337,7 @@ async function main(): Promise<void> {
 		gateway = api;
 		log(`events gateway pid ${api.proc.pid} (every service but webhooks)`);
 		const merchant = await setUpMerchant(api.baseUrl, dataDir, receiver.url);
-		const body = await intentBody(api.baseUrl);
+		const body = await eventIntentBody(api.baseUrl);
 		log(`creating and cancelling ${N} intents, ${SETTINGS.clients} clients`);
 		const genSeconds = await makeEvents(api.baseUrl, merchant.basic, body, N, SETTINGS.clients);
 		log(`events made in ${genSeconds.toFixed(1)} s (${(N / genSeconds).toFixed(0)} intents/s, each a create and a cancel)`);
@@ -735,14 +495,8 @@ async function main(): Promise<void> {
 		}
 		ok = true;
 	} finally {
-		if (!interrupted) await cleanup();
+		if (!interrupted()) await cleanup();
 	}
 }
 
-main().then(
-	() => process.exit(0),
-	err => {
-		console.error(`bench webhooks failed: ${err instanceof Error ? err.message : String(err)}`);
-		process.exit(1);
-	},
-);
+runMain("bench webhooks", main);

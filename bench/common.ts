@@ -1,0 +1,378 @@
+/**
+ * What bench/run.ts and bench/webhooks.ts share: settings, logging, child processes, CPU
+ * accounting from /proc, the HTTP set-up of a merchant and the clean-up of a run's database and
+ * Redis keys. Everything on 127.0.0.1.
+ */
+import { ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import mysql from "mysql2/promise";
+import Redis from "ioredis";
+
+// Compiled to dist/bench/: the gateway's entry is dist/lib/start.js.
+export const GATEWAY_ENTRY = path.resolve(__dirname, "../lib/start.js");
+
+export function envInt(name: string, fallback: number, min = 0): number {
+	const raw = process.env[name];
+	if (raw === undefined || raw === "") return fallback;
+	const n = Number(raw);
+	if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min}, got "${raw}"`);
+	return n;
+}
+
+/** The settings, or `<label>: <message>` on stderr and exit 1. */
+export function settingsOrExit<T>(label: string, load: () => T): T {
+	try {
+		return load();
+	} catch (err) {
+		console.error(`${label}: ${(err as Error).message}`);
+		process.exit(1);
+	}
+}
+
+/** Runs main: exit 0 when it resolves, `<label> failed: <message>` on stderr and exit 1 when it throws. */
+export function runMain(label: string, main: () => Promise<void>): void {
+	main().then(
+		() => process.exit(0),
+		err => {
+			console.error(`${label} failed: ${err instanceof Error ? err.message : String(err)}`);
+			process.exit(1);
+		},
+	);
+}
+
+export type Log = (msg: string) => void;
+
+/** Progress on stderr as `[<prefix>] msg`. */
+export function makeLog(prefix: string): Log {
+	return msg => {
+		process.stderr.write(`[${prefix}] ${msg}\n`);
+	};
+}
+
+function assertLoopback(url: string): void {
+	const host = new URL(url).hostname;
+	if (host !== "127.0.0.1" && host !== "localhost" && host !== "[::1]") throw new Error(`the bench only talks to 127.0.0.1, not ${host}`);
+}
+
+export async function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const srv = net.createServer();
+		srv.once("error", reject);
+		srv.listen(0, "127.0.0.1", () => {
+			const { port } = srv.address() as net.AddressInfo;
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
+export const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- CPU accounting (Linux /proc)
+
+/** CPU seconds (user + system) a process has used, or null where /proc cannot tell. */
+export function procCpuSeconds(pid: number | undefined): number | null {
+	if (!pid) return null;
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		// Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+	} catch {
+		return null;
+	}
+}
+
+/** The database and Redis server processes on this machine, by name (shared with other work: indicative only). */
+export function serverPids(): { mysqld?: number; redis?: number } {
+	const out: { mysqld?: number; redis?: number } = {};
+	try {
+		for (const entry of fs.readdirSync("/proc")) {
+			if (!/^\d+$/.test(entry)) continue;
+			let comm = "";
+			try {
+				comm = fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim();
+			} catch {
+				continue;
+			}
+			if (comm === "mariadbd" || comm === "mysqld") out.mysqld = Number(entry);
+			if (comm === "redis-server") out.redis = Number(entry);
+		}
+	} catch {
+		/* no /proc */
+	}
+	return out;
+}
+
+/** Machine-wide busy CPU seconds from /proc/stat (everything, including other work). */
+export function machineBusySeconds(): number | null {
+	try {
+		const cpu = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+		const idle = cpu[3] + (cpu[4] || 0);
+		return (cpu.reduce((a, b) => a + b, 0) - idle) / 100;
+	} catch {
+		return null;
+	}
+}
+
+// ---------------------------------------------------------------- child processes
+
+export interface Child {
+	proc: ChildProcess;
+	logFile: string;
+	exited: Promise<number | null>;
+}
+
+export function tail(file: string, lines = 40): string {
+	try {
+		return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
+	} catch {
+		return "(no log)";
+	}
+}
+
+/** stopChild(child, timeoutMs?): SIGTERM, then SIGKILL (said on `log`) if the child has not exited within timeoutMs. */
+export function childStopper(log: Log, defaultTimeoutMs: number): (child: Child | null, timeoutMs?: number) => Promise<void> {
+	return async (child, timeoutMs = defaultTimeoutMs) => {
+		if (!child || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+		child.proc.kill("SIGTERM");
+		const done = await Promise.race([child.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+		if (!done) {
+			log(`pid ${child.proc.pid} did not stop in ${timeoutMs} ms: SIGKILL`);
+			child.proc.kill("SIGKILL");
+			await child.exited;
+		}
+	};
+}
+
+export interface GatewayEnvOptions {
+	name: string;
+	databaseUrl: string;
+	redisUrl: string;
+	redisPrefix: string;
+	dataDir: string;
+	secrets: { jwt: string; refresh: string; master: string };
+}
+
+/** A gateway's environment built from scratch: a developer's shell (TRANSPORTER, SERVICES, WEBHOOK_* ...) must not leak in. */
+export function gatewayEnv(o: GatewayEnvOptions, port: number, nodeEnv: "production" | "development"): NodeJS.ProcessEnv {
+	return {
+		PATH: process.env.PATH,
+		HOME: process.env.HOME,
+		NODE_ENV: nodeEnv,
+		PORT: String(port),
+		PUBLIC_URL: `http://127.0.0.1:${port}`,
+		DATA_DIR: o.dataDir,
+		DATABASE_URL: o.databaseUrl,
+		REDIS_URL: o.redisUrl,
+		REDIS_PREFIX: o.redisPrefix,
+		RATE_LIMIT: "off",
+		LOG_LEVEL: "warn",
+		AUTH_JWT_SECRET: o.secrets.jwt,
+		AUTH_REFRESH_SECRET: o.secrets.refresh,
+		MASTER_KEY: o.secrets.master,
+		// Only makes the set-up sign-up fast; no request of a measured case may hash a password.
+		BCRYPT_ROUNDS: "4",
+		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
+	};
+}
+
+/**
+ * Waits until a starting gateway serves its business routes (GET /auth/me: 401), for 120 s; on
+ * time-out `stop` is awaited before the error. Throws if the child exits meanwhile.
+ */
+export async function waitForRoutes(child: Child, name: string, baseUrl: string, stop: () => Promise<void>): Promise<void> {
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
+			throw new Error(`gateway ${name} exited during start-up (code ${child.proc.exitCode}); log ${child.logFile}:\n${tail(child.logFile)}`);
+		}
+		try {
+			// The info route answers as soon as the HTTP server listens; the business routes once
+			// every service has started (the gateway builds them on $broker.started).
+			const info = await fetch(`${baseUrl}/`, { signal: AbortSignal.timeout(2000) });
+			const me = info.status === 200 ? await fetch(`${baseUrl}/auth/me`, { signal: AbortSignal.timeout(2000) }) : null;
+			if (me && me.status === 401) return;
+		} catch {
+			/* not listening yet */
+		}
+		if (Date.now() > deadline) {
+			await stop();
+			throw new Error(`gateway ${name} did not serve its routes (GET /api/v1/auth/me: 401) within 120 s; log ${child.logFile}:\n${tail(child.logFile)}`);
+		}
+		await sleep(200);
+	}
+}
+
+// ---------------------------------------------------------------- a run's database and Redis keys
+
+/** On Ctrl-C: says so on `log`, runs cleanup and exits 130. Returns whether that has begun (then the run must not clean up itself). */
+export function cleanUpOnSigint(log: Log, cleanup: () => Promise<void>): () => boolean {
+	let interrupted = false;
+	process.once("SIGINT", () => {
+		interrupted = true;
+		log("interrupted: cleaning up");
+		void cleanup().finally(() => process.exit(130));
+	});
+	return () => interrupted;
+}
+
+/** Refuses a database or Redis off loopback, and a missing build of the entries. */
+export function preflight(mysqlUrl: string, redisUrl: string, entries: string[]): void {
+	assertLoopback(mysqlUrl);
+	assertLoopback(redisUrl);
+	for (const f of entries) {
+		if (!fs.existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first (npm run bench does)`);
+	}
+}
+
+/** One run's temp folder (`<tmpPrefix>XXXXXX`, with data/ inside), fresh database name, Redis prefix and gateway secrets. */
+export function prepareRun(mysqlUrl: string, tmpPrefix: string) {
+	const workDir = fs.mkdtempSync(path.join(os.tmpdir(), tmpPrefix));
+	const dataDir = path.join(workDir, "data");
+	fs.mkdirSync(dataDir);
+	const dbName = `cpg_bench_${crypto.randomBytes(5).toString("hex")}`;
+	return {
+		workDir,
+		dataDir,
+		dbName,
+		redisPrefix: `cpgb:${crypto.randomBytes(5).toString("hex")}:`,
+		databaseUrl: `${mysqlUrl}/${dbName}`,
+		secrets: { jwt: crypto.randomBytes(32).toString("hex"), refresh: crypto.randomBytes(32).toString("hex"), master: crypto.randomBytes(32).toString("hex") },
+	};
+}
+
+/** Drops the run's database (when it was created) and deletes the keys under its Redis prefix. */
+export async function dropRunState(mysqlUrl: string, dbName: string | null, redisUrl: string, redisPrefix: string): Promise<void> {
+	if (dbName) {
+		const conn = await mysql.createConnection(mysqlUrl);
+		await conn.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
+		await conn.end();
+	}
+	const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+	try {
+		await redis.connect();
+		let cursor = "0";
+		do {
+			const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}*`, "COUNT", 500);
+			cursor = next;
+			if (keys.length) await redis.del(...keys);
+		} while (cursor !== "0");
+	} finally {
+		redis.disconnect();
+	}
+}
+
+// ---------------------------------------------------------------- HTTP set-up
+
+export interface Http {
+	status: number;
+	body: any;
+}
+
+export async function call(baseUrl: string, method: string, urlPath: string, opts: { body?: unknown; token?: string; basic?: string } = {}): Promise<Http> {
+	const headers: Record<string, string> = {};
+	if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+	if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+	if (opts.basic) headers.Authorization = opts.basic;
+	const res = await fetch(`${baseUrl}${urlPath}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(30_000) });
+	const text = await res.text();
+	let body: any = text;
+	try {
+		body = text ? JSON.parse(text) : null;
+	} catch {
+		/* not JSON */
+	}
+	return { status: res.status, body };
+}
+
+export function expectStatus(step: string, res: Http, status: number): void {
+	if (res.status !== status) throw new Error(`set-up ${step}: expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+}
+
+async function readConfirmationHash(dataDir: string, email: string): Promise<string> {
+	const dir = path.join(dataDir, "mail");
+	const deadline = Date.now() + 10_000;
+	for (;;) {
+		if (fs.existsSync(dir)) {
+			for (const f of fs.readdirSync(dir).filter(n => n.endsWith(".json")).sort().reverse()) {
+				const mail = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as { to?: string; data?: { hash?: unknown } };
+				if (mail.to?.toLowerCase() === email && typeof mail.data?.hash === "string") return mail.data.hash;
+			}
+		}
+		if (Date.now() > deadline) throw new Error(`set-up: no confirmation mail to ${email} in ${dir}`);
+		await sleep(100);
+	}
+}
+
+export interface Merchant {
+	/** The Basic header value of the sandbox API key. */
+	basic: string;
+	/** The key's secret (what webhooks are signed with). */
+	secret: string;
+	keyId: number;
+	organizationId: string;
+}
+
+/** Sign-up to a sandbox API key (with webhookUrl when given), over HTTP as a merchant does it. */
+export async function setUpMerchant(baseUrl: string, dataDir: string, webhookUrl?: string): Promise<Merchant> {
+	const email = `bench-${crypto.randomBytes(4).toString("hex")}@example.com`;
+	const password = crypto.randomBytes(12).toString("base64url");
+	expectStatus("register", await call(baseUrl, "POST", "/auth/email/register", { body: { email, password, firstName: "Bench", lastName: "Mark" } }), 204);
+	const hash = await readConfirmationHash(dataDir, email);
+	expectStatus("confirm", await call(baseUrl, "POST", "/auth/email/confirm", { body: { hash } }), 200);
+	const login = await call(baseUrl, "POST", "/auth/email/login", { body: { email, password } });
+	expectStatus("login", login, 200);
+	const token = login.body.token as string;
+	const orgs = await call(baseUrl, "GET", "/organizations", { token });
+	expectStatus("organizations", orgs, 200);
+	const sandbox = (orgs.body as Array<{ id: string; mode: string }>).find(o => o.mode === "sandbox");
+	if (!sandbox) throw new Error("set-up: the new account has no sandbox organization");
+	const keyBody = webhookUrl === undefined ? { name: "bench" } : { name: "bench-webhooks", webhookUrl };
+	const created = await call(baseUrl, "POST", `/organizations/${sandbox.id}/api-keys`, { token, body: keyBody });
+	expectStatus(webhookUrl === undefined ? "create API key" : "create API key with webhookUrl", created, 201);
+	const basic = `Basic ${Buffer.from(`${created.body.key}:${created.body.secret}`).toString("base64")}`;
+	expectStatus("key check", await call(baseUrl, "GET", "/api-keys/me", { basic }), 200);
+	return { basic, secret: created.body.secret as string, keyId: Number(created.body.apiKey.id), organizationId: sandbox.id };
+}
+
+export interface Target {
+	networkId: string;
+	tokenId: string;
+	symbol: string;
+	label: string;
+}
+
+/** An active test-network token, preferring USDC on Ethereum Sepolia, from the public listing. */
+export async function pickTestToken(baseUrl: string): Promise<Target> {
+	const nets = await call(baseUrl, "GET", "/payments/networks?testnet=true&active=true");
+	expectStatus("list test networks", nets, 200);
+	const networks = (nets.body as Array<{ id: string; name: string; isActive: boolean }>).filter(n => n.isActive);
+	if (networks.length === 0) throw new Error("set-up: no active test network is listed");
+	networks.sort((a, b) => Number(b.name === "Ethereum Sepolia") - Number(a.name === "Ethereum Sepolia"));
+	for (const network of networks) {
+		const toks = await call(baseUrl, "GET", `/payments/networks/${network.id}/tokens?active=true`);
+		expectStatus("list tokens", toks, 200);
+		const tokens = (toks.body as Array<{ id: string; symbol: string; isActive: boolean }>).filter(t => t.isActive);
+		const token = tokens.find(t => t.symbol === "USDC") || tokens[0];
+		if (token) return { networkId: network.id, tokenId: token.id, symbol: token.symbol.toLowerCase(), label: `${token.symbol} on ${network.name}` };
+	}
+	throw new Error("set-up: no active token on any test network");
+}
+
+/** The body of a create-intent request for the target. */
+export function intentBody(t: Target): string {
+	return JSON.stringify({
+		amount: "12.50",
+		currency: t.symbol,
+		payment_method_types: ["crypto"],
+		tokenId: t.tokenId,
+		networkId: t.networkId,
+		return_url: "https://merchant.example.com/orders/1234/return",
+		description: "Order 1234",
+		metadata: { orderId: "1234" },
+	});
+}
