@@ -4,7 +4,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { Sequelize, Options } from "sequelize";
+import { Sequelize, Options, Transaction } from "sequelize";
 import { Umzug, SequelizeStorage } from "umzug";
 import { migrations } from "../models/migrations";
 
@@ -85,5 +85,27 @@ export async function runMigrations(sequelize: Sequelize): Promise<string[]> {
 	} finally {
 		await q("SELECT RELEASE_LOCK('cpg_migrations')").catch(() => undefined);
 		await cm.releaseConnection(conn);
+	}
+}
+
+/** InnoDB deadlock / lock wait timeout: the transaction was rolled back and may simply run again. */
+export function isLockConflict(err: unknown): boolean {
+	const parent = (err as { parent?: { errno?: number; code?: string } })?.parent;
+	return parent?.errno === 1213 || parent?.errno === 1205 || parent?.code === "ER_LOCK_DEADLOCK" || parent?.code === "ER_LOCK_WAIT_TIMEOUT";
+}
+
+/**
+ * Runs `fn` in a DB transaction. A deadlock victim (MySQL) or a failure `retryOn` accepts runs
+ * once more from the start, up to `attempts` times: InnoDB documents that the application
+ * should simply re-run a transaction it rolled back for a deadlock.
+ */
+export async function inTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>, opts: { attempts?: number; retryOn?: (err: unknown) => boolean } = {}): Promise<T> {
+	const attempts = opts.attempts ?? 3;
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await sequelize.transaction(fn);
+		} catch (err) {
+			if (attempt >= attempts || !(isLockConflict(err) || opts.retryOn?.(err))) throw err;
+		}
 	}
 }

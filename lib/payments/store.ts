@@ -17,6 +17,7 @@ import type { App } from "../app";
 import { chainParamsFor, codecFor } from "../chains";
 import { loadOrCreateSeed, seedFingerprint } from "../chains/seed";
 import { digest } from "../crypto";
+import { inTransaction, isLockConflict } from "../db";
 import { badRequest } from "../errors";
 import { uuid } from "../ids";
 import type { NetworkView, TokenView } from "../networks/view";
@@ -45,27 +46,8 @@ export function isUniqueViolation(err: unknown, table: string): boolean {
 	return errorText(err).includes(table);
 }
 
-/** InnoDB deadlock / lock wait timeout: the transaction was rolled back and may simply run again. */
-export function isLockConflict(err: unknown): boolean {
-	const parent = (err as { parent?: { errno?: number; code?: string } })?.parent;
-	return parent?.errno === 1213 || parent?.errno === 1205 || parent?.code === "ER_LOCK_DEADLOCK" || parent?.code === "ER_LOCK_WAIT_TIMEOUT";
-}
-
-/**
- * Runs `fn` in a DB transaction. A deadlock victim (MySQL) or a failure `retryOn` accepts runs
- * once more from the start, up to `attempts` times: InnoDB documents that the application
- * should simply re-run a transaction it rolled back for a deadlock.
- */
-export async function inTransaction<T>(sequelize: Sequelize, fn: (t: DbTx) => Promise<T>, opts: { attempts?: number; retryOn?: (err: unknown) => boolean } = {}): Promise<T> {
-	const attempts = opts.attempts ?? 3;
-	for (let attempt = 1; ; attempt++) {
-		try {
-			return await sequelize.transaction(fn);
-		} catch (err) {
-			if (attempt >= attempts || !(isLockConflict(err) || opts.retryOn?.(err))) throw err;
-		}
-	}
-}
+// Generic DB helpers (lib/db.ts), kept importable from here for the payments services.
+export { inTransaction, isLockConflict };
 
 /**
  * A unique conflict of the address allocation (deposit_addresses, or two first checkouts creating

@@ -15,7 +15,7 @@
 import { Op, Sequelize, Transaction as DbTx } from "sequelize";
 import type { App } from "../app";
 import { uuid } from "../ids";
-import { inTransaction, isLockConflict } from "../payments/store";
+import { inTransaction, isLockConflict } from "../db";
 import type { Models } from "../../models";
 import type { WebhookDelivery, DeliveryKind } from "../../models/webhook-delivery.model";
 import type { WebhookTarget } from "../keys/webhook-url";
