@@ -1,0 +1,75 @@
+/**
+ * The chain-source contract every chain type implements for its watcher: the chain head, a
+ * block's hash and parent hash (reorg checks), and the transfers to a set of deposit addresses in
+ * a block range. One module per chain type (`evm-source.ts`, later `bitcoin-source.ts`, ...);
+ * the watcher mixin (mixins/watcher.mixin.ts) holds everything that is not chain-specific.
+ *
+ * Amounts are base units as decimal strings (never JS numbers). Addresses are in the canonical
+ * form of the chain's codec (`codecFor(chainType).normalizeAddress`), so a transfer's `toAddress`
+ * compares equal to the stored deposit address.
+ */
+
+export interface BlockRef {
+	number: number;
+	hash: string;
+	parentHash: string;
+	/** Seconds since the epoch, as the chain reports it. */
+	timestamp: number;
+}
+
+/** A token the watcher looks for: the native coin (`contractAddress` "") or a token contract. */
+export interface WatchedToken {
+	tokenId: string;
+	/** "" for the chain's native coin. */
+	contractAddress: string;
+	decimals: number;
+}
+
+export interface ChainTransfer {
+	networkId: string;
+	txHash: string;
+	/**
+	 * Position of the transfer: the log index in its block (EVM ERC-20), the output index (UTXO).
+	 * Native EVM transfers use the transaction's index in its block plus NATIVE_INDEX_OFFSET so
+	 * they never collide with a log index of the same transaction.
+	 */
+	logIndex: number;
+	toAddress: string;
+	tokenId: string;
+	/** Base units (decimal string). */
+	amount: string;
+	blockNumber: number;
+	blockHash: string;
+}
+
+/** EVM native transfers: logIndex = NATIVE_INDEX_OFFSET + transaction index (documented in docs/watchers.md). */
+export const NATIVE_INDEX_OFFSET = 1_000_000;
+
+export interface TransferQuery {
+	fromBlock: number;
+	toBlock: number;
+	/** Canonical deposit addresses to match. */
+	addresses: ReadonlySet<string>;
+	tokens: readonly WatchedToken[];
+	/**
+	 * The hashes the watcher already holds for blocks of the range (from its own block reads):
+	 * a source that can query by block hash uses them, so a lagging node cannot answer "nothing"
+	 * for a block it has not seen yet.
+	 */
+	blockHashes?: ReadonlyMap<number, string>;
+}
+
+export interface ChainSource {
+	/** The latest block the node knows (number + hash). */
+	head(): Promise<BlockRef>;
+	/** The block at `number` on the node's current chain, or null when it does not exist (yet). */
+	block(number: number): Promise<BlockRef | null>;
+	/** Blocks fromBlock..toBlock inclusive, in order (a source may batch the reads). */
+	blocks(fromBlock: number, toBlock: number): Promise<BlockRef[]>;
+	/** Transfers to any of the addresses in the range, every token listed (native included). */
+	transfers(query: TransferQuery): Promise<ChainTransfer[]>;
+	/** Native-coin balances of the addresses at a block (reconciliation of transfers without a log). */
+	nativeBalances?(addresses: readonly string[], blockNumber: number): Promise<Map<string, string>>;
+	/** Releases connections and timers. */
+	close(): Promise<void>;
+}
