@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
 import { WebhooksConfig, webhooksConfigFromEnv } from "./webhooks/config";
+import { WatchersConfig, watchersConfigFromEnv } from "./watchers/config";
 
 export type RateLimitMode = "identity" | "ip" | "off";
 
@@ -23,6 +24,8 @@ export interface AppConfig {
 	paymentsWebhookSecret: string | null;
 	/** Outbound delivery, logs and retention (lib/webhooks/config.ts). */
 	webhooks: WebhooksConfig;
+	/** Chain watchers: RPC URLs per network, leases, polling (lib/watchers/config.ts). */
+	watchers: WatchersConfig;
 	/** BIP-39 mnemonic of the HD master seed for deposit addresses; unset: generated once into DATA_DIR/hd-seed.enc. */
 	masterSeed: string | null;
 	rateLimit: RateLimitMode;
@@ -194,6 +197,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		secrets: resolveSecrets(env, dataDir, production),
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
 		webhooks: webhooksConfigFromEnv(env, production),
+		watchers: watchersConfigFromEnv(env),
 		masterSeed: env.MASTER_SEED?.trim() || null,
 		rateLimit,
 		rateLimitScale,

@@ -16,7 +16,8 @@ import { TokenPrice } from "./token-price.model";
 import { PaymentIntent } from "./payment-intent.model";
 import { IdempotencyKey } from "./idempotency-key.model";
 import { PaymentLink } from "./payment-link.model";
-import { Transaction, TransactionCredit } from "./transaction.model";
+import { Transaction, TransactionCredit, PaymentDetection } from "./transaction.model";
+import { ChainCursor, ChainTransfer } from "./chain.model";
 import { DepositAddress, DepositAddressCounter } from "./deposit-address.model";
 import { OutboxEvent } from "./outbox-event.model";
 import { WebhookDelivery } from "./webhook-delivery.model";
@@ -25,7 +26,7 @@ import { InboundEvent } from "./inbound-event.model";
 
 export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey, Network, Token, Currency, CurrencyRate, TokenPrice };
 export { PaymentIntent, IdempotencyKey, PaymentLink, Transaction, TransactionCredit, DepositAddress, DepositAddressCounter, OutboxEvent };
-export { WebhookDelivery, WebhookLog, InboundEvent };
+export { WebhookDelivery, WebhookLog, InboundEvent, PaymentDetection, ChainCursor, ChainTransfer };
 
 export interface Models {
 	User: typeof User;
@@ -53,6 +54,9 @@ export interface Models {
 	WebhookDelivery: typeof WebhookDelivery;
 	WebhookLog: typeof WebhookLog;
 	InboundEvent: typeof InboundEvent;
+	PaymentDetection: typeof PaymentDetection;
+	ChainCursor: typeof ChainCursor;
+	ChainTransfer: typeof ChainTransfer;
 }
 
 export function defineModels(sequelize: Sequelize): Models {
@@ -82,5 +86,8 @@ export function defineModels(sequelize: Sequelize): Models {
 		WebhookDelivery: WebhookDelivery.initModel(sequelize),
 		WebhookLog: WebhookLog.initModel(sequelize),
 		InboundEvent: InboundEvent.initModel(sequelize),
+		PaymentDetection: PaymentDetection.initModel(sequelize),
+		ChainCursor: ChainCursor.initModel(sequelize),
+		ChainTransfer: ChainTransfer.initModel(sequelize),
 	};
 }

@@ -21,6 +21,12 @@ export class Transaction extends Model<InferAttributes<Transaction>, InferCreati
 	declare totalAmount: string;
 	declare amountReceived: string;
 	declare overpaidAmount: string;
+	/** Seen on chain, not yet credited (below the network's required confirmations). */
+	declare amountConfirming: CreationOptional<string>;
+	/** Confirmations of the least confirmed transfer still confirming (null: none). */
+	declare confirmations: CreationOptional<number | null>;
+	/** The network's required confirmations, set when a transfer is first seen. */
+	declare requiredConfirmations: CreationOptional<number | null>;
 	/** The quote the amounts came from (lib/payments/quote.ts), for the record. */
 	declare quote: Record<string, unknown> | null;
 	declare depositAddressId: string;
@@ -55,6 +61,9 @@ export class Transaction extends Model<InferAttributes<Transaction>, InferCreati
 				totalAmount: moneyAttribute("totalAmount", dialect),
 				amountReceived: moneyAttribute("amountReceived", dialect),
 				overpaidAmount: moneyAttribute("overpaidAmount", dialect),
+				amountConfirming: { ...moneyAttribute("amountConfirming", dialect), defaultValue: "0" },
+				confirmations: DataTypes.INTEGER,
+				requiredConfirmations: DataTypes.INTEGER,
 				quote: jsonTextAttribute("quote", null),
 				depositAddressId: DataTypes.STRING(36),
 				depositAddress: DataTypes.STRING(128),
@@ -110,6 +119,59 @@ export class TransactionCredit extends Model<InferAttributes<TransactionCredit>,
 				createdAt: DataTypes.DATE(3),
 			},
 			{ sequelize, tableName: "transaction_credits", timestamps: false },
+		);
+	}
+}
+
+export const DETECTION_STATUSES = ["confirming", "credited", "reverted"] as const;
+export type DetectionStatus = (typeof DETECTION_STATUSES)[number];
+
+/**
+ * A transfer to a checkout's deposit address reported by a chain watcher before (and until) it
+ * is credited: what the payer sees as "confirming n of m". UNIQUE (networkId, txHash, logIndex,
+ * blockHash): the same transfer re-included in another block after a reorg is another row.
+ */
+export class PaymentDetection extends Model<InferAttributes<PaymentDetection>, InferCreationAttributes<PaymentDetection>> {
+	declare id: CreationOptional<number>;
+	declare networkId: string;
+	declare txHash: string;
+	declare logIndex: number;
+	declare blockHash: string;
+	declare blockNumber: number;
+	declare transactionId: string;
+	declare tokenId: string;
+	declare amount: string;
+	declare counted: boolean;
+	declare confirmations: number;
+	declare status: DetectionStatus;
+	declare createdAt: Date;
+	declare updatedAt: Date;
+
+	static initModel(sequelize: Sequelize): typeof PaymentDetection {
+		const dialect = sequelize.getDialect();
+		return (class extends PaymentDetection {}).init(
+			{
+				id: { type: DataTypes.INTEGER, autoIncrement: true, primaryKey: true },
+				networkId: DataTypes.STRING(36),
+				txHash: DataTypes.STRING(128),
+				logIndex: DataTypes.INTEGER,
+				blockHash: DataTypes.STRING(100),
+				blockNumber: {
+					type: DataTypes.BIGINT,
+					get(this: Model) {
+						return Number(this.getDataValue("blockNumber" as never));
+					},
+				},
+				transactionId: DataTypes.STRING(36),
+				tokenId: DataTypes.STRING(36),
+				amount: moneyAttribute("amount", dialect),
+				counted: DataTypes.BOOLEAN,
+				confirmations: DataTypes.INTEGER,
+				status: DataTypes.STRING(12),
+				createdAt: DataTypes.DATE(3),
+				updatedAt: DataTypes.DATE(3),
+			},
+			{ sequelize, tableName: "payment_detections", timestamps: false },
 		);
 	}
 }

@@ -57,6 +57,18 @@ interface ResolvePairParams {
 	mode: OrganizationMode;
 }
 
+/** A network as a chain watcher sees it (networks.watchable). */
+export interface WatchableNetwork {
+	id: string;
+	slug: string;
+	chainType: ChainType;
+	chainId: number;
+	isTestnet: boolean;
+	requiredConfirmations: number;
+	listenerConfig: Record<string, unknown>;
+	tokens: Array<{ tokenId: string; symbol: string; contractAddress: string; decimals: number }>;
+}
+
 export interface ResolvedPair {
 	network: NetworkView;
 	token: TokenView;
@@ -190,6 +202,37 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 		},
 
 		/**
+		 * What a chain watcher follows for a chain type: the active networks (with their catalogue
+		 * slug, which names their RPC_URL_<SLUG> setting) and their payable tokens (native, or with
+		 * a contract). Internal: no route.
+		 */
+		watchable: {
+			visibility: "public",
+			params: { $$strict: "remove", chainType: { type: "enum", values: [...CHAIN_TYPES] } },
+			async handler(this: NetworksThis, ctx: Ctx<{ chainType: ChainType }>): Promise<WatchableNetwork[]> {
+				const { models } = appOf(this.broker);
+				const networks = await models.Network.findAll({ where: { chainType: ctx.params.chainType, isActive: true } });
+				const out: WatchableNetwork[] = [];
+				for (const n of networks) {
+					const tokens = await models.Token.findAll({ where: { networkId: n.id, isActive: true } });
+					out.push({
+						id: n.id,
+						slug: n.slug,
+						chainType: n.chainType,
+						chainId: Number(n.chainId),
+						isTestnet: n.isTestnet,
+						requiredConfirmations: n.requiredConfirmations,
+						listenerConfig: n.listenerConfig ?? {},
+						tokens: tokens
+							.filter(t => t.isNative || (t.contractAddress ?? "") !== "")
+							.map(t => ({ tokenId: t.id, symbol: t.symbol, contractAddress: t.isNative ? "" : t.contractAddress, decimals: t.decimals })),
+					});
+				}
+				return out;
+			},
+		},
+
+		/**
 		 * Re-runs the seed and clears the caches on every node, changed or not (operators: `call
 		 * networks.seed` in the REPL after switching a network or token off in the database).
 		 */
@@ -213,7 +256,7 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 	methods: {
 		async seed(this: NetworksThis, opts = {}) {
 			const { models, config } = appOf(this.broker);
-			const result = await seedCatalogue(models, { production: config.env === "production", testUsdcAddress: config.testUsdcAddress ?? null });
+			const result = await seedCatalogue(models, { production: config.env === "production", testUsdcAddress: config.testUsdcAddress ?? null, requiredConfirmations: config.watchers.requiredConfirmations });
 			if (result.changed) this.logger.info("Network catalogue seeded", result);
 			if (result.changed || opts.alwaysClear) {
 				await this.clearCache();

@@ -8,6 +8,7 @@
  * Decisions: docs/payments.md.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import "../lib/payments/messages";
 import { chainParamsFor, codecFor } from "../lib/chains";
@@ -22,6 +23,7 @@ import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
 import { canTransition, transition, tryTransition } from "../lib/payments/intent-state";
 import { canSettleLink } from "../lib/payments/link-state";
 import { parseSupportPercent } from "../lib/payments/quote";
+import { recordDetection, revertDetection, settleDetection } from "../lib/payments/detections";
 import { applyCredit, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
 import { Effects, expiryDue, forUpdate, inTransaction, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired } from "../lib/payments/store";
 import { transactionView } from "../lib/payments/views";
@@ -46,6 +48,38 @@ export interface CreditParams {
 	amount: string;
 	confirmations?: number;
 	simulated?: boolean;
+	/** The block the transfer was seen in (chain watchers): its detection, if any, becomes credited. */
+	blockHash?: string;
+}
+
+/** A watcher's report of a transfer below the required confirmations (or orphaned by a reorg). */
+export interface DetectParams {
+	networkId: string;
+	txHash: string;
+	logIndex: number;
+	blockHash: string;
+	blockNumber: number;
+	toAddress: string;
+	tokenId: string;
+	/** Token units (decimal string). */
+	amount: string;
+	confirmations: number;
+}
+
+export interface DetectResult {
+	recorded: boolean;
+	outcome: "recorded" | "updated" | "unchanged" | "final" | "unknownAddress";
+	requiredConfirmations: number;
+}
+
+export interface DepositAddressesParams {
+	networkId: string;
+	/** Keyset: addresses created after (createdAt, id); omit for the first page. */
+	afterCreatedAt?: string;
+	afterId?: string;
+	/** Only addresses created at or after this time (the watch window). */
+	since: string;
+	limit?: number;
 }
 
 export interface CreditResult {
@@ -183,6 +217,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				amount: amountRule,
 				confirmations: { type: "number", integer: true, min: 0, optional: true },
 				simulated: { type: "boolean", optional: true },
+				blockHash: { type: "string", min: 1, max: 100, optional: true },
 			},
 			async handler(this: TransactionsThis, ctx: Ctx<CreditParams>): Promise<CreditResult> {
 				const app = appOf(this.broker);
@@ -224,6 +259,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 						tx.amountReceived = out.amountReceived;
 						tx.overpaidAmount = out.overpaidAmount;
 						if (counted) tx.hash = p.txHash;
+						await settleDetection(models, t, tx, { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, blockHash: p.blockHash }, now);
 						if (simulated) tx.simulated = true;
 						if (out.confirmed) tx.confirmedAt = now;
 						if (out.settled) tx.completedAt = now;
@@ -272,6 +308,131 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				}
 				await effects.flush(this.broker);
 				return result;
+			},
+		},
+
+		/**
+		 * A chain watcher saw a transfer to a deposit address below the network's required
+		 * confirmations (decisions.md "On-chain payments"): the checkout shows it as confirming n of
+		 * m, and the intent goes to processing on first sight. Idempotent; internal: no route.
+		 */
+		detect: {
+			visibility: "public",
+			params: {
+				$$strict: "remove",
+				networkId: ID,
+				txHash: { type: "string", min: 1, max: 128 },
+				logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+				blockHash: { type: "string", min: 1, max: 100 },
+				blockNumber: { type: "number", integer: true, min: 0 },
+				toAddress: { type: "string", min: 1, max: 200 },
+				tokenId: ID,
+				amount: amountRule,
+				confirmations: { type: "number", integer: true, min: 0 },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<DetectParams>): Promise<DetectResult> {
+				const app = appOf(this.broker);
+				const p = ctx.params;
+				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
+				const requiredConfirmations = network.requiredConfirmations;
+				const address = codecFor(network.chainType).normalizeAddress(p.toAddress, chainParamsFor(network));
+				const deposit = address ? await app.models.DepositAddress.findOne({ where: { networkId: network.id, address } }) : null;
+				if (!deposit) return { recorded: false, outcome: "unknownAddress", requiredConfirmations };
+				const [token, tx] = await Promise.all([
+					ctx.call("networks.getToken", { id: p.tokenId }) as Promise<TokenView>,
+					app.models.Transaction.findByPk(deposit.transactionId, { attributes: ["id", "payerTokenId"] }),
+				]);
+				if (!tx) return { recorded: false, outcome: "unknownAddress", requiredConfirmations };
+				const effects = new Effects();
+				const outcome = await recordDetection(app, effects, {
+					networkId: network.id,
+					txHash: p.txHash,
+					logIndex: p.logIndex,
+					blockHash: p.blockHash,
+					blockNumber: p.blockNumber,
+					transactionId: tx.id,
+					tokenId: token.id,
+					amount: p.amount,
+					counted: token.id === tx.payerTokenId,
+					confirmations: p.confirmations,
+					requiredConfirmations,
+					currency: token.symbol.toLowerCase(),
+				});
+				await effects.flush(this.broker);
+				return { recorded: outcome === "recorded" || outcome === "updated", outcome, requiredConfirmations };
+			},
+		},
+
+		/** A reorg orphaned the block of a detection: reverted (kept, never credited), the checkout goes back. Internal. */
+		revertDetection: {
+			visibility: "public",
+			params: {
+				$$strict: "remove",
+				networkId: ID,
+				txHash: { type: "string", min: 1, max: 128 },
+				logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+				blockHash: { type: "string", min: 1, max: 100 },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; txHash: string; logIndex: number; blockHash: string }>) {
+				const effects = new Effects();
+				const outcome = await revertDetection(appOf(this.broker), effects, ctx.params);
+				await effects.flush(this.broker);
+				if (outcome === "credited") {
+					// Only a reorg deeper than the network's required confirmations gets here.
+					this.logger.error(`Reorg removed a CREDITED transfer on network ${ctx.params.networkId}: tx ${ctx.params.txHash} #${ctx.params.logIndex}; raise requiredConfirmations for this network and review the checkout.`);
+				}
+				return { outcome };
+			},
+		},
+
+		/**
+		 * The deposit addresses a watcher follows on a network: created inside the watch window,
+		 * oldest first, by keyset pages (createdAt, id). Internal.
+		 */
+		depositAddresses: {
+			visibility: "public",
+			params: {
+				$$strict: "remove",
+				networkId: ID,
+				since: { type: "string", max: 40 },
+				afterCreatedAt: { type: "string", max: 40, optional: true },
+				afterId: { type: "string", max: 36, optional: true },
+				limit: { type: "number", integer: true, min: 1, max: 20000, optional: true, convert: true },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<DepositAddressesParams>) {
+				const { models } = appOf(this.broker);
+				const p = ctx.params;
+				const since = new Date(p.since);
+				if (Number.isNaN(since.getTime())) throw badRequest("since must be an ISO date");
+				const where: Record<string | symbol, unknown> = { networkId: p.networkId, createdAt: { [Op.gte]: since } };
+				if (p.afterCreatedAt && p.afterId) {
+					const after = new Date(p.afterCreatedAt);
+					where[Op.or] = [{ createdAt: { [Op.gt]: after } }, { createdAt: after, id: { [Op.gt]: p.afterId } }];
+				}
+				const rows = await models.DepositAddress.findAll({
+					where,
+					attributes: ["id", "address", "createdAt"],
+					order: [["createdAt", "ASC"], ["id", "ASC"]],
+					limit: p.limit ?? 10000,
+					raw: true,
+				});
+				return rows.map(r => ({ id: r.id, address: r.address, createdAt: new Date(r.createdAt).toISOString() }));
+			},
+		},
+
+		/** Deposit addresses of checkouts not settled yet on a network (balance reconciliation). Internal. */
+		openAddresses: {
+			visibility: "public",
+			params: { $$strict: "remove", networkId: ID, since: { type: "string", max: 40 } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; since: string }>) {
+				const { models } = appOf(this.broker);
+				const rows = await models.Transaction.findAll({
+					where: { payerNetworkId: ctx.params.networkId, status: { [Op.in]: ["pending", "expired", "failed"] }, createdAt: { [Op.gte]: new Date(ctx.params.since) } },
+					attributes: ["depositAddress"],
+					limit: 5000,
+					raw: true,
+				});
+				return rows.map(r => r.depositAddress);
 			},
 		},
 	},

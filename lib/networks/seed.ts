@@ -12,6 +12,7 @@
 import { getAddress } from "ethers";
 import type { Network } from "../../models/network.model";
 import type { Token } from "../../models/token.model";
+import { envSlug } from "../watchers/config";
 import { CATALOGUE, CatalogueNetwork, networkIdFor, tokenIdFor } from "./catalogue";
 
 export interface SeedOptions {
@@ -19,6 +20,8 @@ export interface SeedOptions {
 	production: boolean;
 	/** TEST_USDC_ADDRESS: the local chain's test stablecoin contract. */
 	testUsdcAddress?: string | null;
+	/** REQUIRED_CONFIRMATIONS_<SLUG>: the operator's confirmation requirement per network (slug in env form), over the catalogue's. */
+	requiredConfirmations?: Record<string, number>;
 	catalogue?: readonly CatalogueNetwork[];
 }
 
@@ -100,7 +103,7 @@ export function catalogueRows(opts: SeedOptions): { networks: NetworkSeedRow[]; 
 				publicRpcUrls: [...n.publicRpcUrls],
 				isTestnet: n.isTestnet,
 				listenerConfig: n.listenerConfig,
-				requiredConfirmations: n.requiredConfirmations,
+				requiredConfirmations: opts.requiredConfirmations?.[envSlug(n.slug)] ?? n.requiredConfirmations,
 			},
 		});
 		for (const t of n.tokens) {

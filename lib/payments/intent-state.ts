@@ -8,14 +8,15 @@
  * - merchant/payer operations: update (PATCH), confirm, complete, cancel, pay (start a checkout),
  *   simulate (sandbox payment through the normal flow);
  * - system operations: funds (first funds seen on chain), settle (payment confirmed and settled),
- *   expire (expires_at passed unpaid), lapse (the checkout's payment window passed unpaid).
+ *   expire (expires_at passed unpaid), lapse (the checkout's payment window passed unpaid),
+ *   revert (the only funds seen on chain were orphaned by a reorg before they confirmed).
  */
 import { badRequest } from "../errors";
 
 export const INTENT_STATES = ["requires_payment_method", "requires_confirmation", "processing", "succeeded", "canceled"] as const;
 export type IntentState = (typeof INTENT_STATES)[number];
 
-export const INTENT_OPERATIONS = ["update", "confirm", "complete", "cancel", "pay", "simulate", "funds", "settle", "expire", "lapse"] as const;
+export const INTENT_OPERATIONS = ["update", "confirm", "complete", "cancel", "pay", "simulate", "funds", "settle", "expire", "lapse", "revert"] as const;
 export type IntentOperation = (typeof INTENT_OPERATIONS)[number];
 
 /** Webhook event types (the spec's event list; `payment_intent.succeeded` is only an alias of completed). */
@@ -47,6 +48,7 @@ export const TRANSITIONS: Record<IntentOperation, Partial<Record<IntentState, In
 	settle: { [RPM]: OK, [RC]: OK, [PROC]: OK },
 	expire: { [RPM]: CANCELED, [RC]: CANCELED, [PROC]: CANCELED },
 	lapse: { [RPM]: RPM, [RC]: RPM, [PROC]: RPM },
+	revert: { [RPM]: RPM, [RC]: RC, [PROC]: RPM },
 };
 
 /** Event sent when a state is entered (none for requires_confirmation: the spec names no event). */
@@ -69,6 +71,7 @@ const VERBS: Record<IntentOperation, string> = {
 	settle: "pay",
 	expire: "expire",
 	lapse: "reopen",
+	revert: "revert a payment for",
 };
 
 export interface Transition {

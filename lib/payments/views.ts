@@ -43,6 +43,9 @@ export interface TransactionLike {
 	totalAmount: string;
 	amountReceived: string;
 	overpaidAmount: string;
+	amountConfirming?: string | null;
+	confirmations?: number | null;
+	requiredConfirmations?: number | null;
 	status: TransactionStatus;
 	payerTokenId: string;
 	payerNetworkId: string;
@@ -191,6 +194,10 @@ export function transactionView(tx: TransactionLike) {
 		totalAmount: tx.totalAmount,
 		amountReceived: tx.amountReceived,
 		overpaidAmount: tx.overpaidAmount,
+		// Seen on chain and still confirming (decisions.md "On-chain payments"): n of m.
+		amountConfirming: tx.amountConfirming ?? "0",
+		confirmations: tx.confirmations ?? null,
+		requiredConfirmations: tx.requiredConfirmations ?? null,
 		status: tx.status,
 		payerTokenId: tx.payerTokenId,
 		payerNetworkId: tx.payerNetworkId,

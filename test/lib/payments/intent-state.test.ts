@@ -13,6 +13,7 @@ const EXPECTED: Record<IntentOperation, Partial<Record<IntentState, IntentState>
 	settle: { requires_payment_method: "succeeded", requires_confirmation: "succeeded", processing: "succeeded" },
 	expire: { requires_payment_method: "canceled", requires_confirmation: "canceled", processing: "canceled" },
 	lapse: { requires_payment_method: "requires_payment_method", requires_confirmation: "requires_payment_method", processing: "requires_payment_method" },
+	revert: { requires_payment_method: "requires_payment_method", requires_confirmation: "requires_confirmation", processing: "requires_payment_method" },
 };
 
 const VERB: Record<IntentOperation, string> = {
@@ -26,6 +27,7 @@ const VERB: Record<IntentOperation, string> = {
 	settle: "pay",
 	expire: "expire",
 	lapse: "reopen",
+	revert: "revert a payment for",
 };
 
 describe("payment intent state machine", () => {

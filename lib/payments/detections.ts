@@ -1,0 +1,185 @@
+/**
+ * Detections: transfers a chain watcher saw going to a checkout's deposit address, shown on the
+ * checkout while they confirm (decisions.md "On-chain payments"). Payments-side database work,
+ * next to the credit path in services/transactions.service.ts:
+ * - first sight (below the required confirmations): a `confirming` row, the transaction shows
+ *   the hash, the amount seen (`amountConfirming`) and n of m confirmations, and the intent goes
+ *   to `processing` (payment_intent.processing);
+ * - later reports raise the confirmation count;
+ * - the credit (at the required confirmations) marks the row `credited` in the credit's own DB
+ *   transaction and moves its amount from confirming to received;
+ * - a reorg that orphans the block marks it `reverted` (kept, never credited); when nothing else
+ *   is seen or received, the transaction shows nothing again and the intent goes back to
+ *   requires_payment_method (payment_intent.requires_payment_method).
+ * Every operation is idempotent on (networkId, txHash, logIndex, blockHash): watchers re-report.
+ * Rows are locked in the payments order: intent, link, transaction, then the detection.
+ */
+import type { Transaction as DbTx } from "sequelize";
+import type { App } from "../app";
+import { money, toAmountString } from "../money";
+import type { Models } from "../../models";
+import type { Transaction } from "../../models/transaction.model";
+import { tryTransition } from "./intent-state";
+import { Effects, forUpdate, inTransaction, recordIntentEvent } from "./store";
+
+export interface DetectionKey {
+	networkId: string;
+	txHash: string;
+	logIndex: number;
+	blockHash: string;
+}
+
+export interface DetectionInput extends DetectionKey {
+	blockNumber: number;
+	transactionId: string;
+	tokenId: string;
+	/** Token units (decimal string). */
+	amount: string;
+	/** Whether the token is the checkout's payer token (others are recorded, not counted). */
+	counted: boolean;
+	confirmations: number;
+	requiredConfirmations: number;
+	/** The token's symbol, lower case, for the event's latestTransaction. */
+	currency: string;
+}
+
+export type DetectOutcome = "recorded" | "updated" | "unchanged" | "final";
+
+const keyWhere = (k: DetectionKey) => ({ networkId: k.networkId, txHash: k.txHash, logIndex: k.logIndex, blockHash: k.blockHash });
+
+/** The checkout's confirming summary, from its rows still confirming (counted ones only). */
+async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise<void> {
+	const rows = await models.PaymentDetection.findAll({ where: { transactionId: tx.id, status: "confirming", counted: true }, transaction: t });
+	let sum = money(0);
+	let least: number | null = null;
+	for (const row of rows) {
+		sum = sum.plus(money(row.amount));
+		least = least === null ? row.confirmations : Math.min(least, row.confirmations);
+	}
+	tx.amountConfirming = toAmountString(sum);
+	tx.confirmations = least;
+}
+
+/** Locks the checkout's intent, link and transaction in the payments order (ids read beforehand: they never change). */
+async function lockCheckout(models: Models, t: DbTx, ids: { id: string; intentId: string | null; paymentLinkId: string }) {
+	const intent = ids.intentId ? await models.PaymentIntent.findByPk(ids.intentId, forUpdate(t)) : null;
+	await models.PaymentLink.findByPk(ids.paymentLinkId, forUpdate(t));
+	const tx = await models.Transaction.findByPk(ids.id, forUpdate(t));
+	return { intent, tx };
+}
+
+/** Records (or updates) a detection below the required confirmations. */
+export async function recordDetection(app: App, effects: Effects, input: DetectionInput): Promise<DetectOutcome> {
+	const { models, sequelize, clock } = app;
+	const ids = await models.Transaction.findByPk(input.transactionId, { attributes: ["id", "intentId", "paymentLinkId"] });
+	if (!ids) return "unchanged";
+	return inTransaction(sequelize, async t => {
+		const now = clock.now();
+		const { intent, tx } = await lockCheckout(models, t, ids);
+		if (!tx) return "unchanged";
+		const existing = await models.PaymentDetection.findOne({ where: keyWhere(input), ...forUpdate(t) });
+		if (existing) {
+			if (existing.status !== "confirming") return "final";
+			if (existing.confirmations >= input.confirmations) return "unchanged";
+			existing.confirmations = input.confirmations;
+			existing.updatedAt = now;
+			await existing.save({ transaction: t });
+			await refreshSummary(models, t, tx);
+			tx.updatedAt = now;
+			await tx.save({ transaction: t });
+			return "updated";
+		}
+		await models.PaymentDetection.create(
+			{
+				networkId: input.networkId,
+				txHash: input.txHash,
+				logIndex: input.logIndex,
+				blockHash: input.blockHash,
+				blockNumber: input.blockNumber,
+				transactionId: tx.id,
+				tokenId: input.tokenId,
+				amount: input.amount,
+				counted: input.counted,
+				confirmations: input.confirmations,
+				status: "confirming",
+				createdAt: now,
+				updatedAt: now,
+			},
+			{ transaction: t },
+		);
+		tx.requiredConfirmations = input.requiredConfirmations;
+		if (input.counted) {
+			await refreshSummary(models, t, tx);
+			tx.hash = input.txHash;
+		}
+		tx.updatedAt = now;
+		await tx.save({ transaction: t });
+		if (intent && input.counted) {
+			const tr = tryTransition(intent.status, "funds");
+			if (tr?.changed) {
+				intent.status = tr.to;
+				intent.latestTransactionId = tx.id;
+				intent.updatedAt = now;
+				await intent.save({ transaction: t });
+				if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, input.currency);
+			}
+		}
+		return "recorded";
+	});
+}
+
+/**
+ * Inside the credit's DB transaction (checkout already locked): the detection of this transfer,
+ * if any, becomes `credited` and leaves the confirming summary. A credit without an earlier
+ * detection (seen first with enough confirmations, e.g. after downtime) changes nothing here.
+ */
+export async function settleDetection(models: Models, t: DbTx, tx: Transaction, key: Omit<DetectionKey, "blockHash"> & { blockHash?: string | null }, now: Date): Promise<void> {
+	const where: Record<string, unknown> = { networkId: key.networkId, txHash: key.txHash, logIndex: key.logIndex, status: "confirming" };
+	if (key.blockHash) where.blockHash = key.blockHash;
+	// A checkout nothing was ever detected for (simulations, first seen already confirmed) has no rows.
+	if (tx.requiredConfirmations === null || tx.requiredConfirmations === undefined) return;
+	const rows = await models.PaymentDetection.findAll({ where, ...forUpdate(t) });
+	for (const row of rows) {
+		row.status = "credited";
+		row.updatedAt = now;
+		await row.save({ transaction: t });
+	}
+	await refreshSummary(models, t, tx);
+}
+
+export type RevertOutcome = "reverted" | "unknown" | "already" | "credited";
+
+/** A reorg orphaned the block of a detection: it is kept as `reverted` and the checkout goes back. */
+export async function revertDetection(app: App, effects: Effects, key: DetectionKey): Promise<RevertOutcome> {
+	const { models, sequelize, clock } = app;
+	const found = await models.PaymentDetection.findOne({ where: keyWhere(key), attributes: ["id", "transactionId"] });
+	if (!found) return "unknown";
+	const ids = await models.Transaction.findByPk(found.transactionId, { attributes: ["id", "intentId", "paymentLinkId"] });
+	if (!ids) return "unknown";
+	return inTransaction(sequelize, async t => {
+		const now = clock.now();
+		const { intent, tx } = await lockCheckout(models, t, ids);
+		const row = await models.PaymentDetection.findByPk(found.id, forUpdate(t));
+		if (!tx || !row) return "unknown";
+		if (row.status === "reverted") return "already";
+		if (row.status === "credited") return "credited";
+		row.status = "reverted";
+		row.updatedAt = now;
+		await row.save({ transaction: t });
+		await refreshSummary(models, t, tx);
+		const nothingLeft = tx.confirmations === null && money(tx.amountReceived).isZero();
+		if (nothingLeft) tx.hash = null;
+		tx.updatedAt = now;
+		await tx.save({ transaction: t });
+		if (intent && nothingLeft && row.counted) {
+			const tr = tryTransition(intent.status, "revert");
+			if (tr?.changed) {
+				intent.status = tr.to;
+				intent.updatedAt = now;
+				await intent.save({ transaction: t });
+				if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx);
+			}
+		}
+		return "reverted";
+	});
+}

@@ -1,0 +1,89 @@
+/**
+ * Chain-watcher settings from the environment (docs/watchers.md "Configuration"). A network is
+ * followed only when an RPC URL is configured for it: `RPC_URL_<SLUG>` with the catalogue slug in
+ * upper case and `-` as `_` (RPC_URL_ETHEREUM, RPC_URL_ANVIL_LOCAL, ...). The catalogue's public
+ * RPC URLs are for payers' wallets and are never called by the watchers.
+ */
+import { EnvVars, wholeNumber } from "../env";
+
+export interface WatchersConfig {
+	/** Network slug -> RPC URL (secrets in URLs are never logged: see redactUrl). */
+	rpcUrls: Record<string, string>;
+	/** How long a watcher owns a network without renewing; a standby takes over after it. */
+	leaseMs: number;
+	/** Pause between two polls of the chain head when the watcher is caught up. */
+	pollMs: number;
+	/** Most blocks read in one range (halved by the source when the provider refuses). */
+	maxRange: number;
+	/** Block hashes kept for reorg checks (deepest reorg handled). */
+	reorgDepth: number;
+	/** How often the native balances of open checkouts are reconciled (0: never). */
+	reconcileMs: number;
+	/** Lag (head - cursor) in blocks above which the watcher logs a warning. */
+	lagWarnBlocks: number;
+	/** How long after its creation a deposit address is still watched (late payments are recorded). */
+	watchHours: number;
+	/** Per-request RPC timeout. */
+	rpcTimeoutMs: number;
+	/** Where a network without a cursor starts: "head" (default) or a block number per slug (WATCHER_START_BLOCK_<SLUG>). */
+	startBlocks: Record<string, number>;
+	/** REQUIRED_CONFIRMATIONS_<SLUG>: confirmations required before a payment on that network is credited (over the catalogue's). */
+	requiredConfirmations: Record<string, number>;
+}
+
+export function envSlug(slug: string): string {
+	return slug.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+}
+
+/** An RPC URL with its credentials and query string removed, for logs. */
+export function redactUrl(url: string): string {
+	try {
+		const u = new URL(url);
+		return `${u.protocol}//${u.hostname}${u.port ? `:${u.port}` : ""}${u.pathname === "/" ? "" : "/…"}`;
+	} catch {
+		return "(invalid url)";
+	}
+}
+
+export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
+	const rpcUrls: Record<string, string> = {};
+	const startBlocks: Record<string, number> = {};
+	const requiredConfirmations: Record<string, number> = {};
+	for (const [name, value] of Object.entries(env)) {
+		if (!value) continue;
+		if (name.startsWith("RPC_URL_")) {
+			const key = name.slice("RPC_URL_".length);
+			let parsed: URL;
+			try {
+				parsed = new URL(value.trim());
+			} catch {
+				throw new Error(`Configuration: ${name} must be a URL`);
+			}
+			if (!["http:", "https:", "ws:", "wss:"].includes(parsed.protocol)) throw new Error(`Configuration: ${name} must be an http(s) or ws(s) URL`);
+			rpcUrls[key] = value.trim();
+		} else if (name.startsWith("WATCHER_START_BLOCK_")) {
+			startBlocks[name.slice("WATCHER_START_BLOCK_".length)] = wholeNumber(env, name, 0, 0, Number.MAX_SAFE_INTEGER);
+		} else if (name.startsWith("REQUIRED_CONFIRMATIONS_")) {
+			requiredConfirmations[name.slice("REQUIRED_CONFIRMATIONS_".length)] = wholeNumber(env, name, 1, 1, 100_000);
+		}
+	}
+	const leaseMs = wholeNumber(env, "WATCHER_LEASE_MS", 10_000, 1_000, 600_000);
+	return {
+		rpcUrls,
+		leaseMs,
+		pollMs: wholeNumber(env, "WATCHER_POLL_MS", 1_000, 50, 600_000),
+		maxRange: wholeNumber(env, "WATCHER_MAX_RANGE", 500, 1, 10_000),
+		reorgDepth: wholeNumber(env, "WATCHER_REORG_DEPTH", 64, 2, 10_000),
+		reconcileMs: wholeNumber(env, "WATCHER_RECONCILE_MS", 60_000, 0, 86_400_000),
+		lagWarnBlocks: wholeNumber(env, "WATCHER_LAG_WARN_BLOCKS", 50, 1, 1_000_000),
+		watchHours: wholeNumber(env, "WATCHER_WATCH_HOURS", 7 * 24, 1, 24 * 365),
+		rpcTimeoutMs: wholeNumber(env, "WATCHER_RPC_TIMEOUT_MS", 10_000, 100, 120_000),
+		startBlocks,
+		requiredConfirmations,
+	};
+}
+
+/** The RPC URL configured for a network, if any. */
+export function rpcUrlFor(config: WatchersConfig, slug: string): string | null {
+	return config.rpcUrls[envSlug(slug)] ?? null;
+}

@@ -1,0 +1,374 @@
+/**
+ * The chain-independent loop of a watcher for one network (docs/watchers.md):
+ * 1. lease: only the holder of the network's lease reads and writes; others stand by and take
+ *    over when it expires (renewed every third of its length while alive);
+ * 2. head first, then the deposit addresses (so every address paid in a block up to that head is
+ *    known), then the range after the cursor (at most maxRange blocks), checked to continue the
+ *    cursor's chain;
+ * 3. a cursor block the chain no longer has: walk back to the common ancestor, transfers above
+ *    it reverted;
+ * 4. the range's transfers and the new cursor in one fenced DB transaction;
+ * 5. report what the payments side has not heard: confirmations below the requirement
+ *    (transactions.detect), the credit at the requirement (transactions.credit), reverts;
+ * 6. now and then, and after a catch-up, reconcile native balances of open checkouts (coin sent
+ *    by a contract has no log and no top-level `to`).
+ * Errors never stop the loop: an unreachable node is logged once, and once more when it is back.
+ */
+import crypto from "node:crypto";
+import type { Sequelize } from "sequelize";
+import type { BlockRef, ChainSource, ChainTransfer as SourceTransfer, WatchedToken } from "../chains/source";
+import { fromBaseUnits, toBaseUnits } from "../money";
+import type { Models } from "../../models";
+import type { ChainTransfer } from "../../models/chain.model";
+import { envSlug, type WatchersConfig } from "./config";
+import { appendRecent, commonAncestor, continuesChain } from "./reorg";
+import { acquireLease, commitRange, ensureCursor, Lease, LeaseLostError, loadCursor, markReported, NewTransfer, pendingTransfers, recordReconciled, releaseLease, renewLease, rewindTo, seenNativeAmounts } from "./store";
+
+export interface WatchedNetwork {
+	id: string;
+	slug: string;
+	chainType: string;
+	requiredConfirmations: number;
+	tokens: Array<WatchedToken & { symbol: string }>;
+}
+
+/** What a watcher asks of the payments side (actions of the transactions service). */
+export interface PaymentsPort {
+	depositAddresses(p: { networkId: string; since: string; afterCreatedAt?: string; afterId?: string; limit: number }): Promise<Array<{ id: string; address: string; createdAt: string }>>;
+	openAddresses(p: { networkId: string; since: string }): Promise<string[]>;
+	detect(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; blockNumber: number; toAddress: string; tokenId: string; amount: string; confirmations: number }): Promise<{ outcome: string }>;
+	credit(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; toAddress: string; tokenId: string; amount: string; confirmations: number }): Promise<{ credited: boolean; duplicate: boolean; reason?: string }>;
+	revert(p: { networkId: string; txHash: string; logIndex: number; blockHash: string }): Promise<{ outcome: string }>;
+}
+
+export interface WatcherLogger {
+	info(...args: unknown[]): void;
+	warn(...args: unknown[]): void;
+	error(...args: unknown[]): void;
+}
+
+export interface RunnerDeps {
+	sequelize: Sequelize;
+	models: Models;
+	source: ChainSource;
+	network: WatchedNetwork;
+	payments: PaymentsPort;
+	config: WatchersConfig;
+	logger: WatcherLogger;
+	/** Payments time (detections' timestamps); leases use the wall clock. */
+	now: () => Date;
+	/** Unique per process: a restarted process is a new owner and waits for (or takes) the lease. */
+	owner: string;
+	/** Lag and head gauges (metrics), when enabled. */
+	onProgress?: (p: { head: number; cursor: number; lag: number }) => void;
+}
+
+export interface WatcherStatus {
+	networkId: string;
+	slug: string;
+	leader: boolean;
+	head: number | null;
+	cursor: number | null;
+	lag: number | null;
+	rpcDown: boolean;
+	lastError: string | null;
+}
+
+const REPORT_BATCH = 500;
+const REPORT_CONCURRENCY = 16;
+const ADDRESS_PAGE = 10_000;
+/** Full reload of the address set (drops addresses past the watch window). */
+const ADDRESS_RELOAD_MS = 10 * 60_000;
+/** Blocks from the head inside which transfers are queried by block hash. */
+const NEAR_HEAD_BLOCKS = 16;
+
+export class NetworkWatcher {
+	private running = false;
+	private loop: Promise<void> | null = null;
+	private wake: (() => void) | null = null;
+	private lease: Lease | null = null;
+	private renewTimer: NodeJS.Timeout | null = null;
+	private addresses = new Set<string>();
+	private addressKeyset: { createdAt: string; id: string } | null = null;
+	private addressesLoadedAt = 0;
+	private lastReconcileAt = 0;
+	private rpcDown = false;
+	private lagging = false;
+	readonly status: WatcherStatus;
+
+	constructor(private readonly deps: RunnerDeps) {
+		this.status = { networkId: deps.network.id, slug: deps.network.slug, leader: false, head: null, cursor: null, lag: null, rpcDown: false, lastError: null };
+	}
+
+	start(): void {
+		if (this.running) return;
+		this.running = true;
+		this.loop = this.run();
+	}
+
+	/** Stops the loop, waits for the step in progress, and gives the lease up. */
+	async stop(): Promise<void> {
+		this.running = false;
+		this.wake?.();
+		await this.loop;
+		if (this.renewTimer) clearInterval(this.renewTimer);
+		if (this.lease) await releaseLease(this.deps.models, this.lease).catch(() => undefined);
+		this.lease = null;
+		this.status.leader = false;
+		await this.deps.source.close().catch(() => undefined);
+	}
+
+	private async sleep(ms: number): Promise<void> {
+		if (!this.running) return;
+		await new Promise<void>(resolve => {
+			const timer = setTimeout(resolve, ms);
+			this.wake = () => {
+				clearTimeout(timer);
+				resolve();
+			};
+		});
+		this.wake = null;
+	}
+
+	private async run(): Promise<void> {
+		const { models, network, config } = this.deps;
+		while (this.running) {
+			let again = false;
+			try {
+				await ensureCursor(models, network.id, network.chainType, this.deps.now());
+				if (!this.lease) await this.tryLead();
+				if (this.lease) again = await this.step();
+				this.status.lastError = null;
+			} catch (err) {
+				this.onError(err);
+			}
+			if (!again) await this.sleep(this.lease ? config.pollMs : Math.min(config.pollMs * 2, Math.max(500, config.leaseMs / 4)));
+		}
+	}
+
+	private async tryLead(): Promise<void> {
+		const { models, network, config, owner, logger } = this.deps;
+		const lease = await acquireLease(models, network.id, owner, config.leaseMs, Date.now());
+		if (!lease) return;
+		this.lease = lease;
+		this.status.leader = true;
+		logger.info(`Watcher ${owner} leads network ${network.slug} (lease token ${lease.token})`);
+		this.renewTimer = setInterval(() => {
+			const held = this.lease;
+			if (!held) return;
+			renewLease(models, held, config.leaseMs, Date.now())
+				.then(ok => {
+					if (!ok && this.lease === held) this.loseLease();
+				})
+				.catch(() => undefined);
+		}, Math.max(200, Math.floor(config.leaseMs / 3)));
+	}
+
+	private loseLease(): void {
+		if (!this.lease) return;
+		this.deps.logger.warn(`Watcher ${this.deps.owner} lost the lease on network ${this.deps.network.slug}; standing by`);
+		this.lease = null;
+		this.status.leader = false;
+		if (this.renewTimer) clearInterval(this.renewTimer);
+		this.renewTimer = null;
+	}
+
+	private onError(err: unknown): void {
+		const { logger, network } = this.deps;
+		if (err instanceof LeaseLostError) return this.loseLease();
+		const message = (err as Error)?.message ?? String(err);
+		this.status.lastError = message;
+		const rpc = (err as Error)?.name === "RpcUnavailableError" || /timeout|ECONNREFUSED|ECONNRESET|socket|network/i.test(message);
+		if (rpc) {
+			if (!this.rpcDown) logger.warn(`Watcher: RPC of network ${network.slug} unreachable (${message.slice(0, 200)}); retrying`);
+			this.rpcDown = true;
+			this.status.rpcDown = true;
+			return;
+		}
+		logger.error(`Watcher step failed on network ${network.slug}: ${message}`);
+	}
+
+	/** One step; true when there is more to do at once (catching up). */
+	private async step(): Promise<boolean> {
+		const { source, models, network, config, logger, sequelize } = this.deps;
+		const lease = this.lease!;
+		const head = await source.head();
+		if (this.rpcDown) {
+			logger.info(`Watcher: RPC of network ${network.slug} reachable again`);
+			this.rpcDown = false;
+			this.status.rpcDown = false;
+		}
+		await this.refreshAddresses();
+		const cursor = await loadCursor(models, network.id);
+		if (!cursor) return false;
+
+		if (cursor.blockNumber === null) {
+			const start = config.startBlocks[envSlug(network.slug)];
+			const from = start !== undefined ? Math.max(0, Math.min(start, head.number + 1) - 1) : Math.max(0, head.number - 1);
+			const base = await source.block(from);
+			if (!base) return false;
+			await commitRange(sequelize, models, lease, { number: base.number, hash: base.hash, recent: [[base.number, base.hash]] }, [], this.deps.now());
+			logger.info(`Watcher: network ${network.slug} starts after block ${base.number}`);
+			return true;
+		}
+
+		// Reorg check: is the cursor's block still on the chain?
+		const tip = { number: cursor.blockNumber, hash: cursor.blockHash! };
+		const onChain = tip.number <= head.number ? await source.block(tip.number) : null;
+		if (!onChain || onChain.hash.toLowerCase() !== tip.hash.toLowerCase()) {
+			await this.walkBack(cursor.recentBlocks);
+			return true;
+		}
+
+		const to = Math.min(head.number, tip.number + config.maxRange);
+		let caughtUp = true;
+		if (to > tip.number) {
+			const blocks = await source.blocks(tip.number + 1, to);
+			if (!continuesChain(tip, blocks)) return true; // reorganised under us: the next step walks back
+			const hashes = new Map<number, string>();
+			for (const b of blocks) if (head.number - b.number < NEAR_HEAD_BLOCKS) hashes.set(b.number, b.hash);
+			const found = this.addresses.size ? await source.transfers({ fromBlock: tip.number + 1, toBlock: to, addresses: this.addresses, tokens: network.tokens, blockHashes: hashes }) : [];
+			const byNumber = new Map(blocks.map(b => [b.number, b.hash.toLowerCase()]));
+			// A transfer from a block that is not the one just read: the node reorganised in between.
+			if (found.some(f => byNumber.get(f.blockNumber) !== f.blockHash.toLowerCase())) return true;
+			const last = blocks[blocks.length - 1];
+			const recent = appendRecent(cursor.recentBlocks, blocks.slice(-config.reorgDepth), config.reorgDepth);
+			await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, this.toRows(found), this.deps.now());
+			caughtUp = to >= head.number;
+		}
+		const cursorNumber = to;
+		this.progress(head.number, cursorNumber);
+		await this.report(head);
+		if (caughtUp) await this.maybeReconcile(head, cursorNumber);
+		return !caughtUp;
+	}
+
+	private progress(head: number, cursor: number): void {
+		const { network, config, logger } = this.deps;
+		const lag = Math.max(0, head - cursor);
+		this.status.head = head;
+		this.status.cursor = cursor;
+		this.status.lag = lag;
+		this.deps.onProgress?.({ head, cursor, lag });
+		if (lag > config.lagWarnBlocks && !this.lagging) {
+			this.lagging = true;
+			logger.warn(`Watcher: network ${network.slug} is ${lag} blocks behind the head (catching up)`);
+		} else if (lag <= config.lagWarnBlocks && this.lagging) {
+			this.lagging = false;
+			logger.info(`Watcher: network ${network.slug} caught up (lag ${lag})`);
+		}
+	}
+
+	private toRows(found: readonly SourceTransfer[]): NewTransfer[] {
+		const decimals = new Map(this.deps.network.tokens.map(t => [t.tokenId, t.decimals]));
+		const rows: NewTransfer[] = [];
+		for (const f of found) {
+			const d = decimals.get(f.tokenId);
+			if (d === undefined || BigInt(f.amount) <= 0n) continue;
+			rows.push({ networkId: f.networkId, txHash: f.txHash, logIndex: f.logIndex, blockNumber: f.blockNumber, blockHash: f.blockHash, toAddress: f.toAddress, tokenId: f.tokenId, amount: fromBaseUnits(BigInt(f.amount), d) });
+		}
+		return rows;
+	}
+
+	private async walkBack(recent: Array<[number, string]>): Promise<void> {
+		const { source, sequelize, models, logger, network } = this.deps;
+		const ancestor = await commonAncestor(recent, async n => (await source.block(n))?.hash ?? null);
+		if (!ancestor) {
+			throw new Error(`reorg deeper than the ${recent.length} recorded blocks on ${network.slug}: set WATCHER_START_BLOCK_${envSlug(network.slug)} and clear its cursor after review`);
+		}
+		const kept = recent.filter(([n]) => n <= ancestor.number);
+		const reverted = await rewindTo(sequelize, models, this.lease!, { ...ancestor, recent: kept }, this.deps.now());
+		logger.warn(`Watcher: reorg on ${network.slug}: back to block ${ancestor.number}; ${reverted} transfer(s) reverted`);
+	}
+
+	/** Loads new deposit addresses (keyset pages); a full reload now and then drops those past the window. */
+	private async refreshAddresses(): Promise<void> {
+		const { payments, network, config } = this.deps;
+		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();
+		if (Date.now() - this.addressesLoadedAt > ADDRESS_RELOAD_MS) {
+			this.addresses = new Set();
+			this.addressKeyset = null;
+			this.addressesLoadedAt = Date.now();
+		}
+		for (;;) {
+			const page = await payments.depositAddresses({ networkId: network.id, since, limit: ADDRESS_PAGE, ...(this.addressKeyset ? { afterCreatedAt: this.addressKeyset.createdAt, afterId: this.addressKeyset.id } : {}) });
+			for (const a of page) this.addresses.add(a.address);
+			if (page.length) this.addressKeyset = { createdAt: page[page.length - 1].createdAt, id: page[page.length - 1].id };
+			if (page.length < ADDRESS_PAGE) break;
+		}
+	}
+
+	/** Tells the payments side what it has not heard yet; what fails stays pending for the next step. */
+	private async report(head: BlockRef): Promise<void> {
+		const { models, network } = this.deps;
+		let afterId = 0;
+		for (;;) {
+			const rows = await pendingTransfers(models, network.id, REPORT_BATCH, afterId);
+			if (rows.length === 0) return;
+			for (let i = 0; i < rows.length; i += REPORT_CONCURRENCY) {
+				const chunk = rows.slice(i, i + REPORT_CONCURRENCY);
+				await Promise.all(chunk.map(row => this.reportOne(row, head).catch(err => this.onError(err))));
+			}
+			afterId = rows[rows.length - 1].id;
+			if (rows.length < REPORT_BATCH) return;
+		}
+	}
+
+	private async reportOne(row: ChainTransfer, head: BlockRef): Promise<void> {
+		const { models, network, payments } = this.deps;
+		const now = this.deps.now();
+		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };
+		if (row.status === "reverted") {
+			await payments.revert(key);
+			await markReported(models, [row.id], "reverted", false, row.reportedConfirmations, now);
+			return;
+		}
+		const confirmations = Math.max(0, head.number - row.blockNumber + 1);
+		const transfer = { ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations };
+		if (confirmations >= network.requiredConfirmations) {
+			const r = await payments.credit(transfer);
+			await markReported(models, [row.id], r.credited || r.duplicate ? "credited" : "ignored", false, confirmations, now);
+			return;
+		}
+		if (row.reported !== "none" && row.reportedConfirmations === confirmations) return;
+		const r = await payments.detect({ ...transfer, blockNumber: row.blockNumber });
+		await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", r.outcome !== "unknownAddress", confirmations, now);
+	}
+
+	/**
+	 * Native coin that arrived without a top-level transfer (sent by a contract): the balance of an
+	 * open checkout's address at a confirmed block, above what was seen there, is recorded as one
+	 * transfer keyed `reconcile:<address>:<block>`.
+	 */
+	private async maybeReconcile(head: BlockRef, cursorNumber: number): Promise<void> {
+		const { source, config, network, payments, models, sequelize, logger } = this.deps;
+		if (!source.nativeBalances || config.reconcileMs === 0) return;
+		if (Date.now() - this.lastReconcileAt < config.reconcileMs) return;
+		const native = network.tokens.find(t => t.contractAddress === "");
+		if (!native) return;
+		const at = Math.min(cursorNumber, head.number - network.requiredConfirmations + 1);
+		if (at < 0) return;
+		this.lastReconcileAt = Date.now();
+		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();
+		const open = await payments.openAddresses({ networkId: network.id, since });
+		if (open.length === 0) return;
+		const block = await source.block(at);
+		if (!block) return;
+		const balances = await source.nativeBalances(open, at);
+		const seen = await seenNativeAmounts(models, network.id, native.tokenId, open, at);
+		for (const address of open) {
+			const balance = BigInt(balances.get(address) ?? "0");
+			const known = (seen.get(address) ?? []).reduce((sum, a) => sum + toBaseUnits(a, native.decimals), 0n);
+			if (balance <= known) continue;
+			const amount = fromBaseUnits(balance - known, native.decimals);
+			logger.info(`Watcher: reconciliation found ${amount} ${native.symbol} without a transfer at ${address} on ${network.slug} (block ${at})`);
+			await recordReconciled(sequelize, models, this.lease!, { networkId: network.id, txHash: `reconcile:${address}:${at}`, logIndex: 0, blockNumber: at, blockHash: block.hash, toAddress: address, tokenId: native.tokenId, amount }, this.deps.now());
+		}
+		await this.report(head);
+	}
+}
+
+/** A process-unique owner id for leases: host, pid and a random part. */
+export function watcherOwnerId(nodeID: string): string {
+	return `${nodeID}:${process.pid}:${crypto.randomBytes(4).toString("hex")}`.slice(0, 100);
+}

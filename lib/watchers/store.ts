@@ -1,0 +1,161 @@
+/**
+ * A watcher's own tables (chain_cursors, chain_transfers): the lease that makes one watcher the
+ * writer of a network, and the cursor committed in the same DB transaction as the transfers of
+ * the range it covers. Every write of a leader is fenced: it names the lease token it holds, and
+ * a write after another watcher took over (a new, higher token) changes nothing and fails with
+ * LeaseLostError, so two watchers never both record for one network.
+ */
+import { Op, Sequelize, UniqueConstraintError } from "sequelize";
+import { inTransaction } from "../db";
+import type { Models } from "../../models";
+import type { ChainCursor, ChainTransfer, ChainTransferReported } from "../../models/chain.model";
+import type { RecentBlocks } from "./reorg";
+
+export class LeaseLostError extends Error {
+	constructor(networkId: string) {
+		super(`Lease on network ${networkId} was lost to another watcher`);
+		this.name = "LeaseLostError";
+	}
+}
+
+export interface Lease {
+	networkId: string;
+	owner: string;
+	token: number;
+}
+
+/** Creates the network's cursor row once (several watchers may race: the primary key decides). */
+export async function ensureCursor(models: Models, networkId: string, chainType: string, now: Date): Promise<void> {
+	if (await models.ChainCursor.findByPk(networkId, { attributes: ["networkId"] })) return;
+	try {
+		await models.ChainCursor.create({ networkId, chainType, blockNumber: null, blockHash: null, recentBlocks: [], leaseOwner: null, leaseToken: 0, leaseUntil: null, reconciledAt: null, updatedAt: now });
+	} catch (err) {
+		if (!(err instanceof UniqueConstraintError)) throw err;
+	}
+}
+
+/**
+ * Takes the lease when it is free or expired (a new fencing token), or renews it for its holder.
+ * Lease times are wall-clock (`nowMs`), not the payments clock: they are about process liveness.
+ */
+export async function acquireLease(models: Models, networkId: string, owner: string, leaseMs: number, nowMs: number): Promise<Lease | null> {
+	const now = new Date(nowMs);
+	const until = new Date(nowMs + leaseMs);
+	const [taken] = await models.ChainCursor.update(
+		{ leaseOwner: owner, leaseToken: Sequelize.literal("leaseToken + 1") as unknown as number, leaseUntil: until },
+		{ where: { networkId, [Op.or]: [{ leaseOwner: null }, { leaseUntil: null }, { leaseUntil: { [Op.lt]: now } }] } },
+	);
+	const row = await models.ChainCursor.findByPk(networkId, { attributes: ["leaseOwner", "leaseToken", "leaseUntil"] });
+	if (!row || row.leaseOwner !== owner) return null;
+	if (taken === 0) {
+		// Already ours (a restart with the same owner id would not be: owner ids are per process).
+		const renewed = await renewLease(models, { networkId, owner, token: row.leaseToken }, leaseMs, nowMs);
+		return renewed ? { networkId, owner, token: row.leaseToken } : null;
+	}
+	return { networkId, owner, token: row.leaseToken };
+}
+
+/** Extends the lease while it is still held with this token; false: it was lost. */
+export async function renewLease(models: Models, lease: Lease, leaseMs: number, nowMs: number): Promise<boolean> {
+	const [n] = await models.ChainCursor.update(
+		{ leaseUntil: new Date(nowMs + leaseMs) },
+		{ where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token, leaseUntil: { [Op.gte]: new Date(nowMs) } } },
+	);
+	return n === 1;
+}
+
+/** Gives the lease up at a graceful stop, so a standby takes over at once. */
+export async function releaseLease(models: Models, lease: Lease): Promise<void> {
+	await models.ChainCursor.update({ leaseOwner: null, leaseUntil: null }, { where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token } });
+}
+
+export async function loadCursor(models: Models, networkId: string): Promise<ChainCursor | null> {
+	return models.ChainCursor.findByPk(networkId);
+}
+
+export interface NewTransfer {
+	networkId: string;
+	txHash: string;
+	logIndex: number;
+	blockNumber: number;
+	blockHash: string;
+	toAddress: string;
+	tokenId: string;
+	amount: string;
+}
+
+/**
+ * Moves the cursor to (number, hash) and stores the transfers of the range, in one DB
+ * transaction, fenced by the lease token. A transfer stored before (a range read again after a
+ * crash) is skipped by the unique index.
+ */
+export async function commitRange(
+	sequelize: Sequelize,
+	models: Models,
+	lease: Lease,
+	cursor: { number: number; hash: string; recent: RecentBlocks },
+	transfers: readonly NewTransfer[],
+	now: Date,
+): Promise<void> {
+	await inTransaction(sequelize, async t => {
+		const [n] = await models.ChainCursor.update(
+			{ blockNumber: cursor.number, blockHash: cursor.hash, recentBlocks: cursor.recent, updatedAt: now },
+			{ where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token }, transaction: t },
+		);
+		if (n !== 1) throw new LeaseLostError(lease.networkId);
+		if (transfers.length === 0) return;
+		const rows = transfers.map(tr => ({ ...tr, status: "active" as const, reported: "none" as const, reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now }));
+		for (let i = 0; i < rows.length; i += 500) {
+			await models.ChainTransfer.bulkCreate(rows.slice(i, i + 500), { transaction: t, ignoreDuplicates: true });
+		}
+	});
+}
+
+/**
+ * A reorg: the cursor goes back to the common ancestor and every transfer seen above it becomes
+ * `reverted` (kept). Those the payments side had heard of stay pending until it hears the revert.
+ */
+export async function rewindTo(sequelize: Sequelize, models: Models, lease: Lease, ancestor: { number: number; hash: string; recent: RecentBlocks }, now: Date): Promise<number> {
+	return inTransaction(sequelize, async t => {
+		const [n] = await models.ChainCursor.update(
+			{ blockNumber: ancestor.number, blockHash: ancestor.hash, recentBlocks: ancestor.recent, updatedAt: now },
+			{ where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token }, transaction: t },
+		);
+		if (n !== 1) throw new LeaseLostError(lease.networkId);
+		const above = { networkId: lease.networkId, status: "active", blockNumber: { [Op.gt]: ancestor.number } };
+		const [told] = await models.ChainTransfer.update({ status: "reverted", pending: true, updatedAt: now }, { where: { ...above, reported: { [Op.ne]: "none" } }, transaction: t });
+		const [untold] = await models.ChainTransfer.update({ status: "reverted", pending: false, updatedAt: now }, { where: above, transaction: t });
+		return told + untold;
+	});
+}
+
+/** Transfers the payments side still has to hear about, oldest first. */
+export async function pendingTransfers(models: Models, networkId: string, limit: number, afterId = 0): Promise<ChainTransfer[]> {
+	return models.ChainTransfer.findAll({ where: { networkId, pending: true, id: { [Op.gt]: afterId } }, order: [["id", "ASC"]], limit });
+}
+
+/** Records what the payments side acknowledged (no fencing needed: reports are idempotent). */
+export async function markReported(models: Models, ids: readonly number[], reported: ChainTransferReported, pending: boolean, confirmations: number | null, now: Date): Promise<void> {
+	if (ids.length === 0) return;
+	await models.ChainTransfer.update({ reported, pending, reportedConfirmations: confirmations, updatedAt: now }, { where: { id: { [Op.in]: [...ids] } } });
+}
+
+/** Sum of the native amounts seen (not reverted) per address up to a block: what reconciliation compares balances with. */
+export async function seenNativeAmounts(models: Models, networkId: string, tokenId: string, addresses: readonly string[], upToBlock: number): Promise<Map<string, string[]>> {
+	const rows = await models.ChainTransfer.findAll({
+		where: { networkId, tokenId, status: "active", toAddress: { [Op.in]: [...addresses] }, blockNumber: { [Op.lte]: upToBlock } },
+		attributes: ["toAddress", "amount"],
+	});
+	const out = new Map<string, string[]>();
+	for (const r of rows) out.set(r.toAddress, [...(out.get(r.toAddress) ?? []), r.amount]);
+	return out;
+}
+
+/** Stores a transfer found by reconciliation (fenced like a range). */
+export async function recordReconciled(sequelize: Sequelize, models: Models, lease: Lease, transfer: NewTransfer, now: Date): Promise<void> {
+	await inTransaction(sequelize, async t => {
+		const [n] = await models.ChainCursor.update({ reconciledAt: now }, { where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token }, transaction: t });
+		if (n !== 1) throw new LeaseLostError(lease.networkId);
+		await models.ChainTransfer.bulkCreate([{ ...transfer, status: "active", reported: "none", reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now }], { transaction: t, ignoreDuplicates: true });
+	});
+}

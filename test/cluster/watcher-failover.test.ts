@@ -1,0 +1,163 @@
+/**
+ * The EVM watcher as real processes on a shared MySQL database (several processes on one SQLite
+ * file is not a supported deployment): kill -9 in the middle of a catch-up and restart (no gap,
+ * no duplicate), and two watcher processes for one network (one leader; kill -9 it and the other
+ * takes over within 15 s; every payment credited exactly once).
+ */
+import { Contract, parseUnits } from "ethers";
+import { Op } from "sequelize";
+import { deployContract } from "../../lib/chains/evm-contracts";
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { startAnvil, Anvil } from "../helpers/anvil";
+import { BACKEND, TestNode } from "../helpers/harness";
+import { startNodeProcess, NodeProcess } from "../helpers/node-process";
+import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
+
+const NET = networkIdFor("anvil-local");
+const USDC = tokenIdFor("anvil-local", "USDC");
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, detail?: () => string): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await probe();
+		if (value) return value;
+		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${detail ? `\n${detail()}` : ""}`);
+		await new Promise(r => setTimeout(r, 100));
+	}
+}
+
+const describeMysql = BACKEND === "mysql" ? describe : describe.skip;
+if (BACKEND !== "mysql") console.warn("watcher failover: runs on the mysql project (several processes share one database)");
+
+describeMysql("EVM watcher processes: kill -9, restart, failover", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let merchant: Merchant;
+	let token: Contract;
+	const procs: NodeProcess[] = [];
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(true);
+		token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
+		await (await (token.connect(anvil.accounts[0]) as Contract).mint(anvil.addresses[1], parseUnits("1000000", 6))).wait();
+		await anvil.setAutomine(false);
+		// The gateway and payments services in this process; the watchers in child processes.
+		node = await startPaymentsNode({ env: { TEST_USDC_ADDRESS: await token.getAddress() } });
+		merchant = await createMerchant(node);
+	}, 120_000);
+
+	afterAll(async () => {
+		await Promise.all(procs.map(p => p.kill()));
+		await node?.stop();
+		await anvil?.stop();
+	});
+
+	function watcherProcess(name: string, extra: Record<string, string> = {}): NodeProcess {
+		const p = startNodeProcess({
+			DATABASE_URL: node.config.databaseUrl,
+			DATA_DIR: node.dataDir,
+			SERVICES: "networks,transactions,watcher-evm",
+			NODE_ID: name,
+			RPC_URL_ANVIL_LOCAL: anvil.url,
+			TEST_USDC_ADDRESS: node.config.testUsdcAddress ?? "",
+			WATCHER_POLL_MS: "100",
+			WATCHER_LEASE_MS: "5000",
+			WATCHER_RECONCILE_MS: "0",
+			...extra,
+		});
+		procs.push(p);
+		return p;
+	}
+
+	async function checkouts(n: number): Promise<Array<{ txId: string; address: string }>> {
+		const out = [];
+		for (let i = 0; i < n; i++) {
+			const created = await node.http("POST", "/payment_intents", {
+				key: merchant.sandboxKey,
+				body: { amount: "1", currency: "usdc", payment_method_types: ["crypto"], tokenId: USDC, networkId: NET, return_url: "https://shop.example.com/r" },
+			});
+			expect(created.status).toBe(200);
+			const slug = created.body.paymentLink.link.split("/pay/")[1];
+			const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+			expect(tx.status).toBe(201);
+			out.push({ txId: tx.body.id, address: tx.body.depositAddress });
+		}
+		return out;
+	}
+
+	/** Pays each checkout 1 USDC, one payment every `spacing` blocks. */
+	async function pay(targets: Array<{ address: string }>, spacing: number): Promise<void> {
+		const signer = token.connect(anvil.accounts[1]) as Contract;
+		for (const t of targets) {
+			await signer.transfer(t.address, parseUnits("1", 6));
+			await anvil.mine(spacing);
+		}
+	}
+
+	const creditsOf = async (txIds: string[]) => node.app.models.TransactionCredit.findAll({ where: { transactionId: { [Op.in]: txIds } } });
+	const cursor = () => node.app.models.ChainCursor.findByPk(NET);
+
+	it("catches up after kill -9 mid-range: no gap, no duplicate", async () => {
+		const first = watcherProcess("w-a", { WATCHER_MAX_RANGE: "5" });
+		await until("watcher start", async () => (await cursor())?.blockNumber != null, 60_000, first.output);
+		await first.kill();
+		const targets = await checkouts(12);
+		await pay(targets, 10); // ~120 blocks while nobody watches
+		const head = await anvil.blockNumber();
+
+		const second = watcherProcess("w-b", { WATCHER_MAX_RANGE: "5", WATCHER_LEASE_MS: "2000" });
+		// Killed after some ranges, well before the head.
+		const mid = await until("part of the catch-up", async () => {
+			const c = await cursor();
+			return c && c.leaseOwner?.startsWith("w-b") && c.blockNumber! > head - 100 && c.blockNumber! < head - 20 ? c.blockNumber : null;
+		}, 60_000, second.output);
+		await second.kill();
+		expect(mid).toBeLessThan(head);
+
+		watcherProcess("w-c", { WATCHER_MAX_RANGE: "5", WATCHER_LEASE_MS: "2000" });
+		await until("all credited", async () => (await creditsOf(targets.map(t => t.txId))).length === targets.length, 90_000);
+		await new Promise(r => setTimeout(r, 1000));
+		const rows = await creditsOf(targets.map(t => t.txId));
+		expect(rows).toHaveLength(targets.length);
+		expect(new Set(rows.map(r => r.transactionId)).size).toBe(targets.length);
+		const seen = await node.app.models.ChainTransfer.findAll({ where: { networkId: NET } });
+		expect(seen.filter(s => s.status === "active")).toHaveLength(targets.length);
+		expect(new Set(seen.map(s => `${s.txHash}:${s.logIndex}:${s.blockHash}`)).size).toBe(seen.length);
+	}, 240_000);
+
+	it("runs one leader among two watcher processes and fails over within 15 s of a kill -9", async () => {
+		await Promise.all(procs.map(p => p.kill()));
+		const a = watcherProcess("w-x");
+		const b = watcherProcess("w-y");
+		const led = await until("a leader", async () => {
+			const c = await cursor();
+			return c?.leaseOwner && (c.leaseOwner.startsWith("w-x") || c.leaseOwner.startsWith("w-y")) ? c.leaseOwner : null;
+		}, 60_000, () => a.output() + b.output());
+		const batch1 = await checkouts(4);
+		await pay(batch1, 2);
+		await anvil.mine(2);
+		await until("batch 1 credited", async () => (await creditsOf(batch1.map(t => t.txId))).length === batch1.length, 60_000);
+
+		const [leader, standby] = led.startsWith("w-x") ? [a, b] : [b, a];
+		const killedAt = Date.now();
+		await leader.kill();
+		const next = await until("failover", async () => {
+			const c = await cursor();
+			return c?.leaseOwner && !c.leaseOwner.startsWith(led.split(":")[0]) ? c.leaseOwner : null;
+		}, 30_000, standby.output);
+		const failoverMs = Date.now() - killedAt;
+		expect(failoverMs).toBeLessThan(15_000);
+		expect(next).not.toBe(led);
+
+		const batch2 = await checkouts(4);
+		await pay(batch2, 2);
+		await anvil.mine(2);
+		const all = [...batch1, ...batch2];
+		await until("batch 2 credited", async () => (await creditsOf(all.map(t => t.txId))).length === all.length, 60_000, standby.output);
+		await new Promise(r => setTimeout(r, 1000));
+		const rows = await creditsOf(all.map(t => t.txId));
+		expect(rows).toHaveLength(all.length);
+		expect(new Set(rows.map(r => r.transactionId)).size).toBe(all.length);
+	}, 240_000);
+});

@@ -1,0 +1,34 @@
+/**
+ * A real node process (lib/start.ts) for tests that kill -9 it: its own environment, its output
+ * kept for the test's failure message, and `kill()` / `stop()`.
+ */
+import { ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+export interface NodeProcess {
+	child: ChildProcess;
+	output(): string;
+	/** SIGKILL: no graceful stop, no lease release. */
+	kill(): Promise<void>;
+	/** SIGTERM: graceful stop. */
+	stop(): Promise<void>;
+}
+
+export function startNodeProcess(env: Record<string, string>): NodeProcess {
+	const child = spawn(process.execPath, ["-r", path.join(ROOT, "test/helpers/ts-register.js"), path.join(ROOT, "lib/start.ts")], {
+		cwd: ROOT,
+		env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", LOG_LEVEL: "warn", ...env },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	let out = "";
+	child.stdout?.on("data", d => (out = (out + d).slice(-20_000)));
+	child.stderr?.on("data", d => (out = (out + d).slice(-20_000)));
+	const exited = new Promise<void>(resolve => child.once("exit", () => resolve()));
+	const end = async (signal: NodeJS.Signals) => {
+		if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+		await exited;
+	};
+	return { child, output: () => out, kill: () => end("SIGKILL"), stop: () => end("SIGTERM") };
+}

@@ -1,0 +1,211 @@
+/**
+ * Real payments on a real EVM node: anvil started by the test, the test stablecoin deployed, a
+ * node running the payments services, webhooks and the EVM watcher against it. Blocks are mined
+ * by hand (automine off) so the test controls confirmations and reorgs.
+ */
+import { Contract, Wallet, parseEther, parseUnits } from "ethers";
+import { contractArtifacts, deployContract } from "../../lib/chains/evm-contracts";
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { startAnvil, Anvil } from "../helpers/anvil";
+import { TestNode } from "../helpers/harness";
+import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
+import { createUserWithToken } from "../helpers/users";
+import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+
+const NET = networkIdFor("anvil-local");
+const ETH = tokenIdFor("anvil-local", "ETH");
+const USDC = tokenIdFor("anvil-local", "USDC");
+// Above the deepest reorg tested (5), so a reorged payment is always still unconfirmed.
+const REQUIRED = 6;
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await probe();
+		if (value) return value;
+		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+		await new Promise(r => setTimeout(r, 50));
+	}
+}
+
+describe("EVM watcher on a real anvil node", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let receiver: WebhookReceiver;
+	let token: Contract;
+	let forwarder: Contract;
+	let key: { key: string; secret: string };
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(true);
+		contractArtifacts();
+		token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
+		forwarder = await deployContract(anvil.accounts[0], "Forwarder");
+		for (const holder of [anvil.addresses[1], anvil.addresses[4]]) await (await (token.connect(anvil.accounts[0]) as Contract).mint(holder, parseUnits("1000000", 6))).wait();
+		await anvil.setAutomine(false);
+		receiver = await startReceiver();
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "webhooks", "watcher-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: anvil.url,
+				TEST_USDC_ADDRESS: await token.getAddress(),
+				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(REQUIRED),
+				WATCHER_POLL_MS: "50",
+				WATCHER_RECONCILE_MS: "200",
+				WEBHOOK_POLL_MS: "50",
+			},
+		});
+		const user = await createUserWithToken(node);
+		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop", webhookUrl: receiver.url } });
+		expect(res.status).toBe(201);
+		key = { key: res.body.key, secret: res.body.secret };
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await receiver?.close();
+		await anvil?.stop();
+	});
+
+	/** An intent paid on anvil: its checkout's deposit address. */
+	async function checkout(amount: string, tokenId: string, currency: string) {
+		const created = await node.http("POST", "/payment_intents", {
+			key,
+			body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/return" },
+		});
+		expect(created.status).toBe(200);
+		const slug = created.body.paymentLink.link.split("/pay/")[1];
+		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+		expect(tx.status).toBe(201);
+		return { intentId: created.body.id as string, txId: tx.body.id as string, address: tx.body.depositAddress as string };
+	}
+
+	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;
+	const getIntent = async (id: string) => (await node.http("GET", `/payment_intents/${id}`, { key })).body;
+	const payEth = async (to: string, eth: string) => (await anvil.accounts[2].sendTransaction({ to, value: parseEther(eth) })).hash;
+	const payUsdc = async (to: string, usdc: string) => ((await (token.connect(anvil.accounts[1]) as Contract).transfer(to, parseUnits(usdc, 6))) as { hash: string }).hash;
+	const hooksFor = (intentId: string) => receiver.received.filter(h => h.json?.data?.object?.id === intentId).map(h => h.json.type as string);
+	const credits = (txId: string) => node.app.models.TransactionCredit.findAll({ where: { transactionId: txId } });
+
+	it("shows an ETH payment confirming n of m, then completes it with signed webhooks", async () => {
+		const c = await checkout("0.5", ETH, "eth");
+		const hash = await payEth(c.address, "0.5");
+		await anvil.mine(1);
+		const seen = await until("detection", async () => {
+			const tx = await getTx(c.txId);
+			return tx.confirmations === 1 ? tx : null;
+		});
+		expect(seen).toMatchObject({ status: "pending", hash, amountConfirming: "0.5", amountReceived: "0", confirmations: 1, requiredConfirmations: REQUIRED });
+		expect((await getIntent(c.intentId)).status).toBe("processing");
+		await anvil.mine(1);
+		await until("2 of m", async () => (await getTx(c.txId)).confirmations === 2);
+		await anvil.mine(REQUIRED - 2);
+		const done = await until("completed", async () => {
+			const tx = await getTx(c.txId);
+			return tx.status === "completed" ? tx : null;
+		});
+		expect(done).toMatchObject({ amountReceived: "0.5", amountConfirming: "0", confirmations: null, hash });
+		expect((await getIntent(c.intentId)).status).toBe("succeeded");
+		await until("webhooks", async () => hooksFor(c.intentId).includes("payment_intent.completed"));
+		expect(hooksFor(c.intentId)).toEqual(["payment_intent.processing", "payment_intent.completed"]);
+		const hook = receiver.received.find(h => h.json?.data?.object?.id === c.intentId)!;
+		expect(hook.headers["x-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/);
+		expect((await credits(c.txId)).map(r => [r.txHash, r.amount])).toEqual([[hash, "0.5"]]);
+	});
+
+	it("credits an ERC-20 payment, a partial payment topped up, and an over-payment", async () => {
+		const a = await checkout("25", USDC, "usdc");
+		await payUsdc(a.address, "10");
+		await anvil.mine(REQUIRED);
+		await until("partial", async () => (await getTx(a.txId)).amountReceived === "10");
+		expect((await getTx(a.txId)).status).toBe("pending");
+		await payUsdc(a.address, "15");
+		await anvil.mine(REQUIRED);
+		await until("topped up", async () => (await getTx(a.txId)).status === "completed");
+		expect((await getTx(a.txId)).amountReceived).toBe("25");
+
+		const b = await checkout("5", USDC, "usdc");
+		await payUsdc(b.address, "7.5");
+		await anvil.mine(REQUIRED);
+		const over = await until("over", async () => {
+			const tx = await getTx(b.txId);
+			return tx.status === "completed" ? tx : null;
+		});
+		expect(over).toMatchObject({ amountReceived: "7.5", overpaidAmount: "2.5" });
+		expect((await getIntent(b.intentId)).status).toBe("succeeded");
+	});
+
+	it("records two Transfer logs of one transaction as two payments", async () => {
+		const c = await checkout("3", USDC, "usdc");
+		const sent = await (token.connect(anvil.accounts[1]) as Contract).batchTransfer([c.address, c.address], [parseUnits("1", 6), parseUnits("2", 6)]);
+		await anvil.mine(REQUIRED);
+		await until("completed", async () => (await getTx(c.txId)).status === "completed");
+		const rows = await credits(c.txId);
+		expect(rows.map(r => r.txHash)).toEqual([sent.hash, sent.hash]);
+		expect(rows.map(r => r.amount).sort()).toEqual(["1", "2"]);
+		expect(new Set(rows.map(r => r.logIndex)).size).toBe(2);
+	});
+
+	it("credits a payment that arrives after the checkout expired", async () => {
+		const c = await checkout("2", USDC, "usdc");
+		node.clock.advance(31 * 60_000);
+		expect((await getTx(c.txId)).status).toBe("expired");
+		await payUsdc(c.address, "2");
+		await anvil.mine(REQUIRED);
+		const late = await until("late credit", async () => {
+			const tx = await getTx(c.txId);
+			return tx.amountReceived === "2" ? tx : null;
+		});
+		expect(["completed", "confirmed"]).toContain(late.status);
+		expect(await credits(c.txId)).toHaveLength(1);
+	});
+
+	it("finds ETH sent through a contract (no log, no top-level to) by balance reconciliation", async () => {
+		const c = await checkout("0.25", ETH, "eth");
+		await (forwarder.connect(anvil.accounts[3]) as Contract).forward([c.address], [parseEther("0.25")], { value: parseEther("0.25") });
+		await anvil.mine(REQUIRED + 1);
+		const done = await until("reconciled", async () => {
+			const tx = await getTx(c.txId);
+			return tx.status === "completed" ? tx : null;
+		}, 30_000);
+		expect(done.amountReceived).toBe("0.25");
+		const rows = await credits(c.txId);
+		expect(rows).toHaveLength(1);
+		expect(rows[0].txHash).toMatch(/^reconcile:/);
+	});
+
+	it.each([1, 2, 3, 4, 5])("reverts a payment a reorg of depth %i removes, and credits it once when re-included", async depth => {
+		const c = await checkout("1", USDC, "usdc");
+		// Signed by hand, so the very same transaction can be sent again after the reorg.
+		const payer = anvil.accounts[4].signer as Wallet;
+		const request = await (token.connect(payer) as Contract).transfer.populateTransaction(c.address, parseUnits("1", 6));
+		const raw = await payer.signTransaction(await payer.populateTransaction({ ...request, nonce: await anvil.provider.getTransactionCount(payer.address, "pending") }));
+		const hash = await anvil.rpc<string>("eth_sendRawTransaction", [raw]);
+		await anvil.mine(depth); // the payment's block is `depth` deep: depth confirmations, fewer than required
+		await until("detected", async () => (await getTx(c.txId)).confirmations === depth);
+		expect((await getIntent(c.intentId)).status).toBe("processing");
+
+		await anvil.reorg(depth);
+		await until("reverted", async () => {
+			const tx = await getTx(c.txId);
+			return tx.amountConfirming === "0" && tx.hash === null;
+		});
+		expect((await getTx(c.txId)).status).toBe("pending");
+		expect((await getIntent(c.intentId)).status).toBe("requires_payment_method");
+		const rows = await node.app.models.PaymentDetection.findAll({ where: { transactionId: c.txId } });
+		expect(rows.map(r => r.status)).toEqual(["reverted"]);
+		expect(await credits(c.txId)).toHaveLength(0);
+		await until("webhook", async () => hooksFor(c.intentId).includes("payment_intent.requires_payment_method"));
+
+		// The same transfer re-included in a later block (anvil may have put it back in its pool): credited once.
+		await anvil.rpc("eth_sendRawTransaction", [raw]).catch(() => undefined);
+		await anvil.mine(REQUIRED);
+		await until("credited", async () => (await getTx(c.txId)).status === "completed");
+		await anvil.mine(2);
+		await new Promise(r => setTimeout(r, 300));
+		const credited = await credits(c.txId);
+		expect(credited.map(r => [r.txHash, r.amount])).toEqual([[hash, "1"]]);
+		expect((await getIntent(c.intentId)).status).toBe("succeeded");
+	});
+});
