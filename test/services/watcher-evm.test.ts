@@ -6,7 +6,10 @@
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
 import { contractArtifacts, deployContract } from "../../lib/chains/evm-contracts";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { Op } from "sequelize";
+import { availableServices, loadServiceSchema } from "../../lib/node";
 import { startAnvil, Anvil } from "../helpers/anvil";
+import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 import { createUserWithToken } from "../helpers/users";
@@ -208,4 +211,75 @@ describe("EVM watcher on a real anvil node", () => {
 		expect(credited.map(r => [r.txHash, r.amount])).toEqual([[hash, "1"]]);
 		expect((await getIntent(c.intentId)).status).toBe("succeeded");
 	});
+});
+
+describe("EVM watcher behind a provider that refuses wide ranges and goes down", () => {
+	let anvil: Anvil;
+	let proxy: RpcProxy;
+	let node: TestNode;
+	let token: Contract;
+	let key: { key: string; secret: string };
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(true);
+		token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
+		await (await (token.connect(anvil.accounts[0]) as Contract).mint(anvil.addresses[1], parseUnits("1000000", 6))).wait();
+		await anvil.setAutomine(false);
+		// Like hosted providers: eth_getLogs over more than 10 blocks is refused.
+		proxy = await startRpcProxy(anvil.url, { maxLogsRange: 10 });
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await proxy?.stop();
+		await anvil?.stop();
+	});
+
+	const start = async () =>
+		startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm"],
+			env: { RPC_URL_ANVIL_LOCAL: proxy.url, TEST_USDC_ADDRESS: await token.getAddress(), WATCHER_POLL_MS: "50", WATCHER_RECONCILE_MS: "0", WATCHER_MAX_RANGE: "200", WATCHER_RPC_TIMEOUT_MS: "1000" },
+		});
+
+	it("splits refused ranges, survives the node going down and the watcher restarting, and misses nothing", async () => {
+		node = await start();
+		const user = await createUserWithToken(node);
+		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
+		key = { key: res.body.key, secret: res.body.secret };
+		const open = async () => {
+			const created = await node.http("POST", "/payment_intents", { key, body: { amount: "1", currency: "usdc", payment_method_types: ["crypto"], tokenId: USDC, networkId: NET, return_url: "https://shop.example.com/r" } });
+			const slug = created.body.paymentLink.link.split("/pay/")[1];
+			const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+			expect(tx.status).toBe(201);
+			return { txId: tx.body.id as string, address: tx.body.depositAddress as string };
+		};
+		const payer = token.connect(anvil.accounts[1]) as Contract;
+		const targets: Array<{ txId: string; address: string }> = [];
+		for (let i = 0; i < 6; i++) targets.push(await open());
+		await until("cursor", async () => (await node.app.models.ChainCursor.findByPk(NET))?.blockNumber != null);
+
+		// The watcher is down (its service destroyed) while payments land over ~150 blocks: it catches up.
+		await node.broker.destroyService(node.broker.getLocalService("watcher-evm")!);
+		for (const t of targets.slice(0, 3)) {
+			await payer.transfer(t.address, parseUnits("1", 6));
+			await anvil.mine(50);
+		}
+		node.broker.createService(loadServiceSchema(availableServices()["watcher-evm"]));
+		// The RPC node goes down mid-run, then comes back.
+		await proxy.stop();
+		for (const t of targets.slice(3)) {
+			await payer.transfer(t.address, parseUnits("1", 6));
+			await anvil.mine(20);
+		}
+		await new Promise(r => setTimeout(r, 1500));
+		await proxy.start();
+		await until("all credited", async () => (await node.app.models.TransactionCredit.count({ where: { transactionId: { [Op.in]: targets.map(t => t.txId) } } })) === targets.length, 60_000);
+		const credited = await node.app.models.TransactionCredit.findAll({ where: { transactionId: { [Op.in]: targets.map(t => t.txId) } } });
+		expect(new Set(credited.map(c => c.transactionId)).size).toBe(targets.length);
+		// Ranges were split: the refused wide queries were answered by narrower ones.
+		expect(proxy.calls("eth_getLogs")).toBeGreaterThan(15);
+		const head = await anvil.blockNumber();
+		await until("caught up", async () => (await node.app.models.ChainCursor.findByPk(NET))!.blockNumber === head);
+	}, 180_000);
 });
