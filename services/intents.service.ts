@@ -34,6 +34,7 @@ import {
 	recordIntentEvent,
 	sweepExpired,
 	SweepResult,
+	withPaymentLocked,
 } from "../lib/payments/store";
 import { intentConfirmedView, intentCreatedView, intentStatusView, intentUpdatedView, intentView, payPageUrl } from "../lib/payments/views";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
@@ -280,7 +281,8 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 				withdrawal_addresses: { ...OBJECT, optional: true, nullable: true },
 			},
 			async handler(this: IntentsThis, ctx: Ctx<UpdateIntentParams>) {
-				const { models, sequelize, clock } = appOf(this.broker);
+				const app = appOf(this.broker);
+				const { models, clock } = app;
 				const p = ctx.params;
 				const { intent: current, org } = await this.findOwn(ctx, p.id);
 				// Refuse a wrong state before asking for prices.
@@ -292,12 +294,10 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 					const token = (await ctx.call("networks.getToken", { id: current.tokenId })) as TokenView;
 					priced = await this.price(ctx, token, p.amount ?? current.amount, p.currency ?? current.currency, { amount: "amount", currency: "currency" });
 				}
-				const intent = await inTransaction(sequelize, async t => {
+				const intent = await withPaymentLocked(app, { intentId: current.id }, async (t, { intent: row, link }) => {
 					const now = clock.now();
-					const row = await models.PaymentIntent.findByPk(current.id, forUpdate(t));
 					if (!row) throw intentNotFound();
 					transition(row.status, "update");
-					const link = await findLink(models, { id: row.paymentLinkId }, t, true);
 					const amountChanged = priced !== null && (priced.tokenAmount !== row.tokenAmount || priced.currency !== row.currency || priced.amount !== row.amount);
 					if (priced && amountChanged) {
 						const funded = await models.Transaction.count({ where: { paymentLinkId: row.paymentLinkId, status: "pending", amountReceived: { [Op.ne]: "0" } }, transaction: t });
@@ -341,10 +341,9 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 				const app = appOf(this.broker);
 				const { intent: current } = await this.findOwn(ctx, ctx.params.id);
 				const effects = new Effects();
-				const intent = await inTransaction(app.sequelize, async t => {
-					const row = await app.models.PaymentIntent.findByPk(current.id, forUpdate(t));
+				const intent = await withPaymentLocked(app, { intentId: current.id }, async (t, { intent: row, link }) => {
 					if (!row) throw intentNotFound();
-					return cancelIntent(app, t, effects, row, "requested_by_merchant", app.clock.now());
+					return cancelIntent(app, t, effects, row, link, "requested_by_merchant", app.clock.now());
 				});
 				await effects.flush(this.broker);
 				return intentStatusView(intent);
@@ -378,7 +377,9 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 		/**
 		 * Sandbox only: pays the intent through the normal flow, a checkout in the link's own
 		 * token and a credit of what is due through `transactions.credit` marked simulated.
-		 * Answers the intent as GET does (status succeeded, latestTransaction).
+		 * Answers the intent as GET does (status succeeded, latestTransaction). Concurrent calls:
+		 * the checkout is opened (or the open one reused) and the credit accepted under the rows'
+		 * locks, so one call settles the intent and the others get the state error (400).
 		 */
 		simulate: {
 			rest: "POST /payment_intents/:id/simulate",
@@ -386,26 +387,25 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 			params: { $$strict: "remove", id: ID },
 			async handler(this: IntentsThis, ctx: Ctx<{ id: string }>) {
 				const app = appOf(this.broker);
-				const { models, clock } = app;
+				const { models } = app;
 				const { intent, org } = await this.findOwn(ctx, ctx.params.id);
 				if (org.mode !== "sandbox") throw forbidden("Simulation is only available for sandbox organizations", { code: "SIMULATION_SANDBOX_ONLY" });
 				if (!canTransition(intent.status, "simulate")) throw transitionError(intent.status, "simulate");
 				const link = await findLink(models, { id: intent.paymentLinkId });
 				if (!link) throw intentNotFound();
-				let tx = await latestTransactionOf(models, intent);
-				if (!tx || tx.status !== "pending" || tx.expiresAt.getTime() <= clock.now().getTime()) {
-					const payer = await resolvePair(ctx, link.networkId, link.tokenId, org.mode);
-					const quote = await quoteCheckout(ctx, { tokenId: link.tokenId, networkId: link.networkId, mode: org.mode, amount: link.amount }, payer, "0", this.payments.bridgeFee);
-					tx = await openCheckout(app, {
-						linkId: link.id,
-						payerToken: payer.token,
-						payerNetwork: payer.network,
-						quote: quote.amounts,
-						supportPercent: "0",
-						paymentWindowMs: this.payments.paymentWindowMs,
-						maxOpenCheckouts: this.payments.maxOpenCheckouts,
-					});
-				}
+				const payer = await resolvePair(ctx, link.networkId, link.tokenId, org.mode);
+				const quote = await quoteCheckout(ctx, { tokenId: link.tokenId, networkId: link.networkId, mode: org.mode, amount: link.amount }, payer, "0", this.payments.bridgeFee);
+				const tx = await openCheckout(app, {
+					linkId: link.id,
+					payerToken: payer.token,
+					payerNetwork: payer.network,
+					quote: quote.amounts,
+					supportPercent: "0",
+					paymentWindowMs: this.payments.paymentWindowMs,
+					maxOpenCheckouts: this.payments.maxOpenCheckouts,
+					intentOperation: "simulate",
+					reuseIntentCheckout: true,
+				});
 				await ctx.call("transactions.credit", simulatedCredit(tx));
 				const after = await models.PaymentIntent.findByPk(intent.id);
 				if (!after) throw intentNotFound();

@@ -26,7 +26,7 @@ import { assertLinkPayable, cancelLinkStatus, isFinalLinkStatus, LINK_STATUSES, 
 import { frontendOrigin } from "../lib/payments/origin";
 import { parseSupportPercent } from "../lib/payments/quote";
 import { simulatedCredit } from "../lib/payments/settlement";
-import { cancelIntent, Effects, expiryDue, findLink, forUpdate, inTransaction, lapseCheckouts, openCheckout, sweepExpired } from "../lib/payments/store";
+import { cancelIntent, Effects, expiryDue, findLink, inTransaction, lapseCheckouts, openCheckout, sweepExpired, withPaymentLocked } from "../lib/payments/store";
 import { intentConfirmedView, linkPublicView, linkView, payDetailsView, transactionView } from "../lib/payments/views";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
@@ -249,7 +249,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 			},
 			async handler(this: LinksThis, ctx: Ctx<UpdateLinkParams>) {
 				const app = appOf(this.broker);
-				const { models, sequelize, clock } = app;
+				const { models, clock } = app;
 				const p = ctx.params;
 				const current = await this.findOwn(ctx, p.id);
 				if (current.ownedByIntent) throw managedByIntent();
@@ -264,17 +264,14 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 					price = { amount: checkTokenAmount(p.amount ?? current.amount, pair.token.decimals, "amount"), token: pair.token, networkId: pair.network.id };
 				}
 				const effects = new Effects();
-				const link = await inTransaction(sequelize, async t => {
+				const link = await withPaymentLocked(app, { linkId: current.id }, async (t, { intent, link: row }) => {
 					const now = clock.now();
-					const intent = current.intentId ? await models.PaymentIntent.findByPk(current.intentId, forUpdate(t)) : null;
-					const row = await findLink(models, { id: current.id }, t, true);
-					if (!row) throw linkNotFound();
+					if (!row || row.deletedAt) throw linkNotFound();
 					const status = patchedLinkStatus(row, { status: p.status, expiresAt }, now);
 					const intentOpen = !!intent && OPEN_STATES.includes(intent.status);
 					if (status === "canceled") {
 						// Cancels the pay page's intent too (which cancels the link and ends its checkouts).
-						if (intent && intentOpen) await cancelIntent(app, t, effects, intent, "requested_by_merchant", now);
-						await row.reload({ transaction: t });
+						if (intent && intentOpen) await cancelIntent(app, t, effects, intent, row, "requested_by_merchant", now);
 						await lapseCheckouts(models, t, { paymentLinkId: row.id }, now);
 					}
 					const priceChanged = price !== null && status !== "canceled" && (price.amount !== row.amount || price.token.id !== row.tokenId || price.networkId !== row.networkId);
@@ -319,17 +316,14 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 			params: { $$strict: "remove", id: ID },
 			async handler(this: LinksThis, ctx: Ctx<{ id: string }>) {
 				const app = appOf(this.broker);
-				const { models, sequelize, clock } = app;
+				const { models, clock } = app;
 				const current = await this.findOwn(ctx, ctx.params.id);
 				if (current.ownedByIntent) throw managedByIntent();
 				const effects = new Effects();
-				await inTransaction(sequelize, async t => {
+				await withPaymentLocked(app, { linkId: current.id }, async (t, { intent, link: row }) => {
 					const now = clock.now();
-					const intent = current.intentId ? await models.PaymentIntent.findByPk(current.intentId, forUpdate(t)) : null;
-					const row = await findLink(models, { id: current.id }, t, true);
-					if (!row) throw linkNotFound();
-					if (intent && OPEN_STATES.includes(intent.status)) await cancelIntent(app, t, effects, intent, "requested_by_merchant", now);
-					await row.reload({ transaction: t });
+					if (!row || row.deletedAt) throw linkNotFound();
+					if (intent && OPEN_STATES.includes(intent.status)) await cancelIntent(app, t, effects, intent, row, "requested_by_merchant", now);
 					if (!isFinalLinkStatus(row.status)) {
 						row.status = "canceled";
 						await lapseCheckouts(models, t, { paymentLinkId: row.id }, now);
@@ -363,17 +357,15 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 			auth: "public",
 			params: { $$strict: "remove", slug: SLUG },
 			async handler(this: LinksThis, ctx: Ctx<{ slug: string }>) {
-				const { config, models, sequelize, clock } = appOf(this.broker);
+				const app = appOf(this.broker);
+				const { config, models, clock } = app;
 				const link = await this.findBySlug(ctx.params.slug);
 				await this.assertPayable(link);
 				const token = (await ctx.call("networks.getToken", { id: link.tokenId })) as TokenView;
-				const intent = await inTransaction(sequelize, async t => {
+				const intent = await withPaymentLocked(app, { linkId: link.id }, async (t, { intent: own, link: row }) => {
 					const now = clock.now();
-					const existing = link.intentId ? await models.PaymentIntent.findByPk(link.intentId, forUpdate(t)) : null;
-					const row = await findLink(models, { id: link.id }, t, true);
-					if (!row) throw linkNotFound();
+					if (!row || row.deletedAt) throw linkNotFound();
 					assertLinkPayable(row.status);
-					const own = existing ?? (row.intentId ? await models.PaymentIntent.findByPk(row.intentId, forUpdate(t)) : null);
 					if (own) {
 						const tr = transition(own.status, "confirm");
 						own.status = tr.to;
@@ -439,17 +431,14 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 			params: { $$strict: "remove", slug: SLUG },
 			async handler(this: LinksThis, ctx: Ctx<{ slug: string }>) {
 				const app = appOf(this.broker);
-				const { models, sequelize, clock } = app;
+				const { models, clock } = app;
 				const link = await this.findBySlug(ctx.params.slug);
 				const effects = new Effects();
-				const answer = await inTransaction(sequelize, async t => {
+				const answer = await withPaymentLocked(app, { linkId: link.id }, async (t, { intent, link: row }) => {
 					const now = clock.now();
-					const intent = link.intentId ? await models.PaymentIntent.findByPk(link.intentId, forUpdate(t)) : null;
-					const row = await findLink(models, { id: link.id }, t, true);
-					if (!row) throw linkNotFound();
+					if (!row || row.deletedAt) throw linkNotFound();
 					if (intent) {
-						const done = await cancelIntent(app, t, effects, intent, "abandoned", now);
-						await row.reload({ transaction: t });
+						const done = await cancelIntent(app, t, effects, intent, row, "abandoned", now);
 						if (!isFinalLinkStatus(row.status)) {
 							row.status = "canceled";
 							row.updatedAt = now;
@@ -526,7 +515,9 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 		 * Sandbox links only: pays the link through the normal flow (a checkout, then a credit of
 		 * what is due through `transactions.credit`, marked simulated). `transactionId` picks an
 		 * open checkout of the link; otherwise one is opened with the body's payer fields.
-		 * Answers the transaction (completed, simulated).
+		 * Answers the transaction (completed, simulated). The checks here only spare work: the
+		 * credit path decides under the rows' locks, so of concurrent simulations of a link one
+		 * settles it and the others get the state error (400).
 		 */
 		simulate: {
 			rest: "POST /payments/links/:slug/simulate",
@@ -553,6 +544,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 						supportPercent: prepared.supportPercent,
 						paymentWindowMs: this.payments.paymentWindowMs,
 						maxOpenCheckouts: this.payments.maxOpenCheckouts,
+						intentOperation: "simulate",
 					});
 				}
 				await ctx.call("transactions.credit", simulatedCredit(tx));

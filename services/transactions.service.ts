@@ -21,11 +21,11 @@ import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
 import { quoteCheckout, resolvePayer } from "../lib/payments/checkout";
 import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
 import { canTransition, transition, tryTransition } from "../lib/payments/intent-state";
-import { canSettleLink } from "../lib/payments/link-state";
+import { canSettleLink, effectiveLinkStatus } from "../lib/payments/link-state";
 import { parseSupportPercent } from "../lib/payments/quote";
 import { recordDetection, revertDetection, settleDetection } from "../lib/payments/detections";
-import { applyCredit, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
-import { Effects, expiryDue, forUpdate, inTransaction, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired } from "../lib/payments/store";
+import { applyCredit, assertSimulatable, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
+import { Effects, expiryDue, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired, withPaymentLocked } from "../lib/payments/store";
 import { transactionView } from "../lib/payments/views";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { AuthMeta } from "../lib/meta";
@@ -221,7 +221,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			},
 			async handler(this: TransactionsThis, ctx: Ctx<CreditParams>): Promise<CreditResult> {
 				const app = appOf(this.broker);
-				const { models, sequelize, clock } = app;
+				const { models, clock } = app;
 				const p = ctx.params;
 				const simulated = p.simulated === true;
 				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
@@ -236,16 +236,22 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				const effects = new Effects();
 				let result: CreditResult;
 				try {
-					result = await inTransaction(sequelize, async t => {
+					result = await withPaymentLocked(app, { transactionId: deposit.transactionId }, async (t, { intent, link, tx }) => {
 						const now = clock.now();
-						const peek = await models.Transaction.findByPk(deposit.transactionId, { transaction: t });
-						if (!peek) throw transactionNotFound();
-						const intent = peek.intentId ? await models.PaymentIntent.findByPk(peek.intentId, forUpdate(t)) : null;
 						// Soft-deleted links still settle their transactions.
-						const link = await models.PaymentLink.findByPk(peek.paymentLinkId, forUpdate(t));
-						const tx = await models.Transaction.findByPk(peek.id, forUpdate(t));
 						if (!tx || !link) throw transactionNotFound();
-						if (simulated && tx.mode !== "sandbox") throw forbidden("Simulation is only available for sandbox organizations", { code: "SIMULATION_SANDBOX_ONLY" });
+						if (simulated) {
+							if (tx.mode !== "sandbox") throw forbidden("Simulation is only available for sandbox organizations", { code: "SIMULATION_SANDBOX_ONLY" });
+							// Decided here, under the locks: of concurrent simulations one settles, the others are refused.
+							assertSimulatable({
+								intentStatus: intent?.status ?? null,
+								linkStatus: effectiveLinkStatus(link.status, link.expiresAt, now),
+								status: tx.status,
+								totalAmount: tx.totalAmount,
+								amountReceived: tx.amountReceived,
+								amount: p.amount,
+							});
+						}
 
 						const counted = token.id === tx.payerTokenId;
 						// The unique index is the arbiter: a duplicate fails here and rolls everything back.
@@ -454,7 +460,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 		 */
 		async repriceCheckout(this: TransactionsThis, ctx: Ctx<any>, id: string, change) {
 			const app = appOf(this.broker);
-			const { models, sequelize, clock } = app;
+			const { models, clock } = app;
 			const current = await this.findPublic(id);
 			const assertOpen = (tx: Transaction) => {
 				if (tx.status !== "pending") throw badRequest(`Cannot update a transaction in state ${tx.status}`);
@@ -468,13 +474,11 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			const supportPercent = change.supportPercent ?? current.supportPercent;
 			// Quoted against the link's amount as it is now (it may have been edited since the checkout opened).
 			const quote = await quoteCheckout(ctx, target, payer, supportPercent, this.payments.bridgeFee);
-			return inTransaction(
-				sequelize,
-				async t => {
+			return withPaymentLocked(
+				app,
+				{ transactionId: id },
+				async (t, { tx }) => {
 					const now = clock.now();
-					if (current.intentId) await models.PaymentIntent.findByPk(current.intentId, forUpdate(t));
-					await models.PaymentLink.findByPk(current.paymentLinkId, forUpdate(t));
-					const tx = await models.Transaction.findByPk(id, forUpdate(t));
 					if (!tx) throw transactionNotFound();
 					assertOpen(tx);
 					if (tx.payerNetworkId !== payer.network.id) await reassignDepositAddress(app, t, tx, payer.network, now);

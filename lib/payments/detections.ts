@@ -12,7 +12,7 @@
  *   is seen or received, the transaction shows nothing again and the intent goes back to
  *   requires_payment_method (payment_intent.requires_payment_method).
  * Every operation is idempotent on (networkId, txHash, logIndex, blockHash): watchers re-report.
- * Rows are locked in the payments order: intent, link, transaction, then the detection.
+ * Rows are locked in the payments order (withPaymentLocked: intent, link, transaction), then the detection.
  */
 import type { Transaction as DbTx } from "sequelize";
 import type { App } from "../app";
@@ -20,7 +20,7 @@ import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
 import type { Transaction } from "../../models/transaction.model";
 import { tryTransition } from "./intent-state";
-import { Effects, forUpdate, inTransaction, recordIntentEvent } from "./store";
+import { Effects, forUpdate, recordIntentEvent, withPaymentLocked } from "./store";
 
 export interface DetectionKey {
 	networkId: string;
@@ -60,22 +60,11 @@ async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise
 	tx.confirmations = least;
 }
 
-/** Locks the checkout's intent, link and transaction in the payments order (ids read beforehand: they never change). */
-async function lockCheckout(models: Models, t: DbTx, ids: { id: string; intentId: string | null; paymentLinkId: string }) {
-	const intent = ids.intentId ? await models.PaymentIntent.findByPk(ids.intentId, forUpdate(t)) : null;
-	await models.PaymentLink.findByPk(ids.paymentLinkId, forUpdate(t));
-	const tx = await models.Transaction.findByPk(ids.id, forUpdate(t));
-	return { intent, tx };
-}
-
 /** Records (or updates) a detection below the required confirmations. */
 export async function recordDetection(app: App, effects: Effects, input: DetectionInput): Promise<DetectOutcome> {
-	const { models, sequelize, clock } = app;
-	const ids = await models.Transaction.findByPk(input.transactionId, { attributes: ["id", "intentId", "paymentLinkId"] });
-	if (!ids) return "unchanged";
-	return inTransaction(sequelize, async t => {
+	const { models, clock } = app;
+	return withPaymentLocked(app, { transactionId: input.transactionId }, async (t, { intent, tx }) => {
 		const now = clock.now();
-		const { intent, tx } = await lockCheckout(models, t, ids);
 		if (!tx) return "unchanged";
 		const existing = await models.PaymentDetection.findOne({ where: keyWhere(input), ...forUpdate(t) });
 		if (existing) {
@@ -151,14 +140,11 @@ export type RevertOutcome = "reverted" | "unknown" | "already" | "credited";
 
 /** A reorg orphaned the block of a detection: it is kept as `reverted` and the checkout goes back. */
 export async function revertDetection(app: App, effects: Effects, key: DetectionKey): Promise<RevertOutcome> {
-	const { models, sequelize, clock } = app;
+	const { models, clock } = app;
 	const found = await models.PaymentDetection.findOne({ where: keyWhere(key), attributes: ["id", "transactionId"] });
 	if (!found) return "unknown";
-	const ids = await models.Transaction.findByPk(found.transactionId, { attributes: ["id", "intentId", "paymentLinkId"] });
-	if (!ids) return "unknown";
-	return inTransaction(sequelize, async t => {
+	return withPaymentLocked(app, { transactionId: found.transactionId }, async (t, { intent, tx }) => {
 		const now = clock.now();
-		const { intent, tx } = await lockCheckout(models, t, ids);
 		const row = await models.PaymentDetection.findByPk(found.id, forUpdate(t));
 		if (!tx || !row) return "unknown";
 		if (row.status === "reverted") return "already";

@@ -20,6 +20,7 @@ registerTranslations("es", {
 	"Cannot pause a payment link in state {state}": "No se puede pausar un enlace de pago en estado {state}",
 	"Cannot update a transaction in state {state}": "No se puede actualizar una transacción en estado {state}",
 	"Cannot simulate a payment for a transaction in state {state}": "No se puede simular un pago de una transacción en estado {state}",
+	"The amount due of this transaction changed; simulate again": "El importe pendiente de esta transacción cambió; simule de nuevo",
 	"supportPercent must be a number from 0 to 10": "supportPercent debe ser un número entre 0 y 10",
 	"metadata must be an object": "metadata debe ser un objeto",
 	"metadata must be at most {bytes} bytes of JSON": "metadata debe ocupar como máximo {bytes} bytes de JSON",

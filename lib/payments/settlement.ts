@@ -13,7 +13,10 @@
  * - Over-payment completes and is recorded as `overpaidAmount` = amountReceived - totalAmount.
  */
 import crypto from "node:crypto";
+import { badRequest } from "../errors";
 import { money, toAmountString } from "../money";
+import { canTransition, IntentState, transitionError } from "./intent-state";
+import { assertLinkPayable, LinkStatus } from "./link-state";
 
 export const TRANSACTION_STATUSES = ["pending", "confirmed", "completed", "expired", "failed"] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
@@ -86,17 +89,48 @@ export function amountDue(totalAmount: string, amountReceived: string): string {
 }
 
 /**
- * The credit a sandbox simulation reports for a checkout: what is still due, under a `sim_`
- * hash that can never collide with a real chain's, so it goes through the one credit path.
+ * The credit a sandbox simulation reports for a checkout: what is still due, under a `sim_` hash
+ * that can never collide with a real chain's, so it goes through the one credit path. The hash is
+ * the checkout's own (sha256 of its id), not a random one: a checkout has at most one simulated
+ * credit, the UNIQUE (network, txHash, logIndex) index says so even if two simulations race past
+ * every other check.
  */
-export function simulatedCredit(tx: { payerNetworkId: string; depositAddress: string; payerTokenId: string; totalAmount: string; amountReceived: string }) {
+export function simulatedCredit(tx: { id: string; payerNetworkId: string; depositAddress: string; payerTokenId: string; totalAmount: string; amountReceived: string }) {
 	return {
 		networkId: tx.payerNetworkId,
-		txHash: `sim_${crypto.randomBytes(32).toString("hex")}`,
+		txHash: `sim_${crypto.createHash("sha256").update(`simulated:${tx.id}`).digest("hex")}`,
 		logIndex: 0,
 		toAddress: tx.depositAddress,
 		tokenId: tx.payerTokenId,
 		amount: amountDue(tx.totalAmount, tx.amountReceived),
 		simulated: true,
 	};
+}
+
+export interface SimulationCheck {
+	/** The checkout's intent, if any (locked). */
+	intentStatus: IntentState | null;
+	/** The link as a read would show it (expiry applied). */
+	linkStatus: LinkStatus;
+	status: TransactionStatus;
+	totalAmount: string;
+	amountReceived: string;
+	/** What the simulation wants to credit. */
+	amount: string;
+}
+
+/**
+ * The decision "may this simulated payment be recorded?", taken by the credit path under the
+ * rows' locks (the simulate actions' own early checks only spare work): a simulation pays a
+ * pending checkout of a payable link and a payable intent exactly what it still owes, so it
+ * always settles it; anything else is the 400 naming the state and nothing is recorded. So of
+ * concurrent simulations of one intent or link one settles and the others get the state error.
+ */
+export function assertSimulatable(c: SimulationCheck): void {
+	if (c.intentStatus && !canTransition(c.intentStatus, "simulate")) throw transitionError(c.intentStatus, "simulate");
+	assertLinkPayable(c.linkStatus);
+	if (c.status !== "pending") throw badRequest(`Cannot simulate a payment for a transaction in state ${c.status}`);
+	if (!money(c.amount).eq(money(amountDue(c.totalAmount, c.amountReceived)))) {
+		throw badRequest("The amount due of this transaction changed; simulate again", { transaction: "amountDueChanged" });
+	}
 }

@@ -7,6 +7,8 @@
  * Rules kept here:
  * - Rows are locked in one order everywhere: intent, then link, then transaction (MySQL
  *   SELECT ... FOR UPDATE; SQLite transactions are IMMEDIATE, so writers run one at a time).
+ * - Lock first, then read (withPaymentLocked): on MySQL REPEATABLE READ the first plain read of a
+ *   DB transaction fixes its snapshot, so nothing is read inside a transaction before its locks.
  * - Events are written to outbox_events inside the transaction and emitted on the broker only
  *   after it committed (Effects).
  * - Expiry is evaluated by a periodic sweep and again, scoped to the row, before every read.
@@ -58,6 +60,71 @@ export function isAllocationConflict(err: unknown): boolean {
 }
 
 export const forUpdate = (t: DbTx) => ({ transaction: t, lock: t.LOCK.UPDATE });
+
+/** The rows of one payment, locked for the rest of the DB transaction (null: there is none). */
+export interface LockedPayment {
+	intent: PaymentIntent | null;
+	/** Soft-deleted links too: callers that refuse them check deletedAt. */
+	link: PaymentLink | null;
+	/** Only for a transaction target. */
+	tx: Transaction | null;
+}
+
+export type PaymentLockTarget = { intentId: string } | { linkId: string } | { transactionId: string };
+
+/** The ids that decide the lock order moved between their read and the locks. */
+class LockOrderMoved extends Error {}
+
+/** Read in its own statement, before the DB transaction: which intent and link a target locks. */
+async function lockOrderOf(models: Models, target: PaymentLockTarget): Promise<{ intentId: string | null; linkId: string | null; txId: string | null }> {
+	if ("intentId" in target) return { intentId: target.intentId, linkId: null, txId: null };
+	if ("linkId" in target) {
+		const link = await models.PaymentLink.findByPk(target.linkId, { attributes: ["id", "intentId"] });
+		return { intentId: link?.intentId ?? null, linkId: target.linkId, txId: null };
+	}
+	const tx = await models.Transaction.findByPk(target.transactionId, { attributes: ["id", "intentId", "paymentLinkId"] });
+	return { intentId: tx?.intentId ?? null, linkId: tx?.paymentLinkId ?? null, txId: tx ? tx.id : null };
+}
+
+/**
+ * Runs `fn` in a DB transaction whose first statements lock the payment's rows in the one order
+ * (intent, link, transaction). Nothing is read inside the transaction before the locks: on MySQL
+ * REPEATABLE READ the first plain read fixes the transaction's snapshot, and plain reads after
+ * the locks (counts of open checkouts, a link's transactions) would miss every row committed
+ * while it waited for them. The ids that decide the order (a link's intent, a transaction's
+ * intent and link; an intent's link never changes) are read in a separate statement before the
+ * transaction opens and verified under the locks; when they moved (the pay page gave the link its
+ * intent meanwhile) it all runs again. Deadlock victims run again as with inTransaction.
+ */
+export async function withPaymentLocked<T>(
+	app: App,
+	target: PaymentLockTarget,
+	fn: (t: DbTx, rows: LockedPayment) => Promise<T>,
+	opts: { attempts?: number; retryOn?: (err: unknown) => boolean } = {},
+): Promise<T> {
+	const { models, sequelize } = app;
+	for (let moved = 0; ; moved++) {
+		const order = await lockOrderOf(models, target);
+		try {
+			return await inTransaction(
+				sequelize,
+				async t => {
+					const intent = order.intentId ? await models.PaymentIntent.findByPk(order.intentId, forUpdate(t)) : null;
+					const linkId = "intentId" in target ? intent?.paymentLinkId : order.linkId;
+					const link = linkId ? await models.PaymentLink.findByPk(linkId, forUpdate(t)) : null;
+					const tx = order.txId ? await models.Transaction.findByPk(order.txId, forUpdate(t)) : null;
+					const intentNow = "intentId" in target ? order.intentId : "linkId" in target ? link?.intentId ?? null : tx?.intentId ?? null;
+					if (intentNow !== order.intentId) throw new LockOrderMoved();
+					return fn(t, { intent, link, tx });
+				},
+				opts,
+			);
+		} catch (err) {
+			// A link gets its intent once, so one more run settles it; the bound is only a guard.
+			if (!(err instanceof LockOrderMoved) || moved >= 3) throw err;
+		}
+	}
+}
 
 /** What to do once the DB transaction committed: Moleculer events (the fast path; the outbox is the guarantee). */
 export class Effects {
@@ -127,8 +194,9 @@ export async function recordIntentEvent(
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-export async function findLink(models: Models, where: { id?: string; slug?: string; organizationId?: string }, t?: DbTx, lock = false): Promise<PaymentLink | null> {
-	return models.PaymentLink.findOne({ where: { ...where, deletedAt: null }, transaction: t, ...(lock && t ? { lock: t.LOCK.UPDATE } : {}) });
+/** A link that is not deleted, read outside any DB transaction (locks: withPaymentLocked). */
+export async function findLink(models: Models, where: { id?: string; slug?: string; organizationId?: string }): Promise<PaymentLink | null> {
+	return models.PaymentLink.findOne({ where: { ...where, deletedAt: null } });
 }
 
 export async function latestTransactionOf(models: Models, intent: PaymentIntent, t?: DbTx): Promise<Transaction | null> {
@@ -164,15 +232,14 @@ export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLi
 export type CancellationReason = "requested_by_merchant" | "abandoned" | "expired";
 
 /**
- * Cancels an (already locked) intent: 400 from a succeeded one, unchanged answer for a canceled
- * one. Its link becomes `linkStatus` (canceled, or expired for expiry) unless final, its pending
- * checkouts lapse, and payment_intent.canceled is written.
+ * Cancels an intent, with it and its link already locked (withPaymentLocked): 400 from a
+ * succeeded one, unchanged answer for a canceled one. Its link becomes canceled (expired for
+ * expiry) unless final, its pending checkouts lapse, and payment_intent.canceled is written.
  */
-export async function cancelIntent(app: App, t: DbTx, effects: Effects, intent: PaymentIntent, reason: CancellationReason, now: Date): Promise<PaymentIntent> {
+export async function cancelIntent(app: App, t: DbTx, effects: Effects, intent: PaymentIntent, link: PaymentLink | null, reason: CancellationReason, now: Date): Promise<PaymentIntent> {
 	const { models } = app;
 	const tr = transition(intent.status, reason === "expired" ? "expire" : "cancel");
 	if (!tr.changed) return intent;
-	const link = await findLink(models, { id: intent.paymentLinkId }, t, true);
 	intent.status = tr.to;
 	intent.cancellationReason = reason;
 	intent.canceledAt = now;
@@ -214,7 +281,7 @@ const SWEEP_BATCH = 200;
  * A checkout opened before the expiry runs to the end of its window (its payer may be paying).
  */
 export async function sweepExpired(app: App, broker: ServiceBroker, scope: SweepScope = {}): Promise<SweepResult> {
-	const { models, sequelize, clock } = app;
+	const { models, clock } = app;
 	const now = clock.now();
 	const result: SweepResult = { transactions: 0, intents: 0, links: 0 };
 	const scoped = (w: Record<string, unknown>, linkField: string): WhereOptions => ({
@@ -225,15 +292,12 @@ export async function sweepExpired(app: App, broker: ServiceBroker, scope: Sweep
 
 	const dueTxs = await models.Transaction.findAll({
 		where: scoped({ status: "pending", expiresAt: { [Op.lte]: now } }, "paymentLinkId"),
-		attributes: ["id", "intentId", "paymentLinkId"],
+		attributes: ["id"],
 		limit: SWEEP_BATCH,
 	});
 	for (const due of dueTxs) {
 		const effects = new Effects();
-		const changed = await inTransaction(sequelize, async t => {
-			const intent = due.intentId ? await models.PaymentIntent.findByPk(due.intentId, forUpdate(t)) : null;
-			await findLink(models, { id: due.paymentLinkId }, t, true);
-			const tx = await models.Transaction.findByPk(due.id, forUpdate(t));
+		const changed = await withPaymentLocked(app, { transactionId: due.id }, async (t, { intent, tx }) => {
 			if (!tx || tx.status !== "pending" || tx.expiresAt.getTime() > now.getTime()) return false;
 			tx.status = lapsedStatus(tx.amountReceived);
 			tx.updatedAt = now;
@@ -260,11 +324,10 @@ export async function sweepExpired(app: App, broker: ServiceBroker, scope: Sweep
 	});
 	for (const due of dueIntents) {
 		const effects = new Effects();
-		const changed = await inTransaction(sequelize, async t => {
-			const intent = await models.PaymentIntent.findByPk(due.id, forUpdate(t));
+		const changed = await withPaymentLocked(app, { intentId: due.id }, async (t, { intent, link }) => {
 			if (!intent || !OPEN_STATES.includes(intent.status) || !intent.expiresAt || intent.expiresAt.getTime() > now.getTime()) return false;
 			if ((await countOpenCheckouts(models, intent.paymentLinkId, now, t)) > 0) return false;
-			await cancelIntent(app, t, effects, intent, "expired", now);
+			await cancelIntent(app, t, effects, intent, link, "expired", now);
 			return true;
 		});
 		if (changed) result.intents++;
@@ -273,18 +336,15 @@ export async function sweepExpired(app: App, broker: ServiceBroker, scope: Sweep
 
 	const dueLinks = await models.PaymentLink.findAll({
 		where: scoped({ status: { [Op.in]: ["active", "paused"] }, expiresAt: { [Op.lte]: now }, deletedAt: null }, "id"),
-		attributes: ["id", "intentId"],
+		attributes: ["id"],
 		limit: SWEEP_BATCH,
 	});
 	for (const due of dueLinks) {
 		const effects = new Effects();
-		const changed = await inTransaction(sequelize, async t => {
-			const intent = due.intentId ? await models.PaymentIntent.findByPk(due.intentId, forUpdate(t)) : null;
-			const link = await findLink(models, { id: due.id }, t, true);
-			if (!link || effectiveLinkStatus(link.status, link.expiresAt, now) !== "expired" || link.status === "expired") return false;
+		const changed = await withPaymentLocked(app, { linkId: due.id }, async (t, { intent, link }) => {
+			if (!link || link.deletedAt || effectiveLinkStatus(link.status, link.expiresAt, now) !== "expired" || link.status === "expired") return false;
 			if ((await countOpenCheckouts(models, link.id, now, t)) > 0) return false;
-			if (intent && OPEN_STATES.includes(intent.status)) await cancelIntent(app, t, effects, intent, "expired", now);
-			await link.reload({ transaction: t });
+			if (intent && OPEN_STATES.includes(intent.status)) await cancelIntent(app, t, effects, intent, link, "expired", now);
 			if (link.status === "active" || link.status === "paused") {
 				link.status = "expired";
 				link.updatedAt = now;
@@ -357,32 +417,41 @@ export interface CheckoutInput {
 	maxOpenCheckouts: number;
 	payerEmail?: string | null;
 	payerAddress?: string | null;
+	/** What the link's intent must allow (the 400 names it): pay, or simulate. */
+	intentOperation?: "pay" | "simulate";
+	/** The intent's latest checkout, while pending inside its window, is answered instead of a new one (decided under the locks). */
+	reuseIntentCheckout?: boolean;
 	/** Runs inside the DB transaction once the checkout is written (idempotency record). */
 	onRecorded?: (t: DbTx, tx: Transaction) => Promise<void>;
 }
 
 /**
  * Opens a checkout: a pending transaction with a fresh deposit address on the payer's network,
- * derived at the chain type's next index (allocateIndex).
+ * derived at the chain type's next index (allocateIndex). Everything that decides whether it may
+ * open (link payable, intent payable, the open-checkout cap) is read after the intent and link
+ * locks, so concurrent checkouts of one link take turns and the cap holds.
  */
 export async function openCheckout(app: App, input: CheckoutInput): Promise<Transaction> {
-	const { models, sequelize, clock } = app;
+	const { models, clock } = app;
 	const { seed, fingerprint } = hdSeed(app);
 	const network = input.payerNetwork;
 	const codec = codecFor(network.chainType);
 	const params = chainParamsFor(network);
-	return inTransaction(
-		sequelize,
-		async t => {
+	return withPaymentLocked(
+		app,
+		{ linkId: input.linkId },
+		async (t, { intent, link }) => {
 			const now = clock.now();
-			const peek = await findLink(models, { id: input.linkId }, t);
-			let intent = peek?.intentId ? await models.PaymentIntent.findByPk(peek.intentId, forUpdate(t)) : null;
-			const link = await findLink(models, { id: input.linkId }, t, true);
-			if (!link) throw badRequest("Payment link not found");
-			// The pay page opened an intent for the link in between: it is new, nobody else holds it.
-			if (link.intentId && intent?.id !== link.intentId) intent = await models.PaymentIntent.findByPk(link.intentId, forUpdate(t));
+			if (!link || link.deletedAt) throw badRequest("Payment link not found");
+			// A simulation is asked of the intent, so its state is the one named; a payer pays the link.
+			const operation = input.intentOperation ?? "pay";
+			if (intent && operation === "simulate") transition(intent.status, operation);
 			assertLinkPayable(effectiveLinkStatus(link.status, link.expiresAt, now));
-			if (intent) transition(intent.status, "pay");
+			if (intent) transition(intent.status, operation);
+			if (input.reuseIntentCheckout && intent?.latestTransactionId) {
+				const open = await models.Transaction.findByPk(intent.latestTransactionId, forUpdate(t));
+				if (open && open.paymentLinkId === link.id && open.status === "pending" && open.expiresAt.getTime() > now.getTime()) return open;
+			}
 			if ((await countOpenCheckouts(models, link.id, now, t)) >= input.maxOpenCheckouts) {
 				throw badRequest("This payment link has too many open checkouts; wait for one to expire", { paymentLink: "tooManyOpenCheckouts" });
 			}

@@ -244,6 +244,30 @@ describe("intents", () => {
 		});
 	});
 
+	describe("simulate under concurrency", () => {
+		it("concurrent simulate credits once: 50 parallel calls settle one checkout, the others get the state error", async () => {
+			const intent = await create(alice, { amount: "10", currency: "usdc", tokenId: IDS.sepoliaUsdc });
+			const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", `/payment_intents/${intent.id}/simulate`, { key: alice.sandboxKey })));
+			expect(results.map(r => r.status).filter(s => s !== 200)).toEqual(Array(49).fill(400));
+			for (const r of results.filter(r => r.status === 400)) expect(r.body.message).toBe("Cannot simulate a payment for a payment intent in state succeeded");
+			const ok = results.find(r => r.status === 200)!;
+			expect(ok.body).toMatchObject({ status: "succeeded", latestTransaction: { status: "completed" } });
+
+			const { Transaction, TransactionCredit } = node.app.models;
+			const txs = await Transaction.findAll({ where: { intentId: intent.id } });
+			const credits = await TransactionCredit.findAll({ where: { transactionId: txs.map(t => t.id) } });
+			expect(credits).toHaveLength(1);
+			expect(credits[0]).toMatchObject({ transactionId: ok.body.latestTransaction.id, amount: "10", simulated: true });
+			const settled = txs.filter(t => t.status === "completed");
+			expect(settled).toHaveLength(1);
+			expect(settled[0]).toMatchObject({ id: ok.body.latestTransaction.id, amountReceived: "10", totalAmount: "10", overpaidAmount: "0" });
+			// Nothing else received funds: no checkout stopped at confirmed.
+			expect(txs.filter(t => t.id !== settled[0].id && (t.amountReceived !== "0" || t.status === "confirmed" || t.status === "completed"))).toEqual([]);
+			const completedEvents = (await node.app.models.OutboxEvent.findAll({ where: { type: "payment_intent.completed" } })).filter(e => e.payload.id === intent.id);
+			expect(completedEvents).toHaveLength(1);
+		});
+	});
+
 	describe("PATCH /payment_intents/:id", () => {
 		it("updates fields and re-prices the link, answering the spec's fields", async () => {
 			const intent = await create(alice);

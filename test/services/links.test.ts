@@ -196,6 +196,18 @@ describe("links", () => {
 			const res2 = await call("POST", `/pay/${plain.slug}/cancel`);
 			expect(res2.body).toMatchObject({ id: plain.id, status: "canceled" });
 		});
+
+		it("a cancel racing the confirm that opens the link's intent never leaves that intent open on a canceled link", async () => {
+			const links = [];
+			for (let i = 0; i < 15; i++) links.push(await createLink(alice));
+			await Promise.all(links.flatMap(link => [call("POST", `/pay/${link.slug}/confirm`), call("POST", `/pay/${link.slug}/cancel`)]));
+			for (const link of links) {
+				const row = (await node.app.models.PaymentLink.findByPk(link.id))!;
+				expect(row.status).toBe("canceled");
+				const intent = row.intentId ? await node.app.models.PaymentIntent.findByPk(row.intentId) : null;
+				if (intent) expect([link.id, intent.status]).toEqual([link.id, "canceled"]);
+			}
+		});
 	});
 
 	describe("PATCH and DELETE /payments/links/:id", () => {
@@ -362,6 +374,24 @@ describe("links", () => {
 			expect(over.body.errors).toEqual({ paymentLink: "tooManyOpenCheckouts" });
 		});
 
+		it("60 concurrent checkouts never exceed the open-checkout cap (nor derive more addresses)", async () => {
+			const cap = 20; // PAYMENTS_MAX_OPEN_CHECKOUTS default
+			const link = await createLink(alice);
+			const { DepositAddress, DepositAddressCounter, Transaction } = node.app.models;
+			const indexBefore = (await DepositAddressCounter.findByPk("evm"))?.nextIndex ?? 0;
+			const results = await Promise.all(Array.from({ length: 60 }, () => call("POST", `/payments/links/${link.slug}/transactions`, { body: {} })));
+			const created = results.filter(r => r.status === 201);
+			expect(created.length).toBe(cap);
+			for (const r of results.filter(r => r.status !== 201)) {
+				expect(r.status).toBe(400);
+				expect(r.body.errors).toEqual({ paymentLink: "tooManyOpenCheckouts" });
+			}
+			const txs = await Transaction.findAll({ where: { paymentLinkId: link.id } });
+			expect(txs.filter(t => t.status === "pending")).toHaveLength(cap);
+			expect(await DepositAddress.count({ where: { transactionId: txs.map(t => t.id) } })).toBe(cap);
+			expect((await DepositAddressCounter.findByPk("evm"))!.nextIndex - indexBefore).toBe(cap);
+		});
+
 		it("refuses an invalid payer address and a link that is not active", async () => {
 			const link = await createLink(alice);
 			const bad = await call("POST", `/payments/links/${link.slug}/transactions`, { body: { payerAddress: "0x123" } });
@@ -405,6 +435,45 @@ describe("links", () => {
 			const again = await call("POST", `/payments/links/${link.slug}/simulate`, { body: {} });
 			expect(again.status).toBe(400);
 			expect(again.body.message).toBe("Cannot pay a payment link in state completed");
+		});
+
+		/** Checks that exactly one checkout of the link was paid, once, by exactly what it owed. */
+		async function expectOneSimulatedSettlement(linkId: string, settledId: string) {
+			const { Transaction, TransactionCredit } = node.app.models;
+			const txs = await Transaction.findAll({ where: { paymentLinkId: linkId } });
+			const credits = await TransactionCredit.findAll({ where: { transactionId: txs.map(t => t.id) } });
+			expect(credits.map(c => [c.transactionId, c.amount, c.simulated])).toEqual([[settledId, "10", true]]);
+			const settled = txs.filter(t => t.status === "completed");
+			expect(settled.map(t => t.id)).toEqual([settledId]);
+			expect(settled[0]).toMatchObject({ amountReceived: "10", totalAmount: "10", overpaidAmount: "0", simulated: true });
+			// No other checkout received anything (none stopped at confirmed).
+			const others = txs.filter(t => t.id !== settledId);
+			expect(others.filter(t => t.amountReceived !== "0" || t.status === "confirmed" || t.status === "completed")).toEqual([]);
+		}
+
+		it("concurrent simulate credits once: 50 parallel simulations (each opening a checkout) settle one, the others get the state error", async () => {
+			const link = await createLink(alice, { amount: "10" });
+			const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", `/payments/links/${link.slug}/simulate`, { body: {} })));
+			const ok = results.filter(r => r.status === 200);
+			expect(ok.length).toBe(1);
+			expect(ok[0].body).toMatchObject({ status: "completed", simulated: true, amountReceived: "10", overpaidAmount: "0" });
+			const refused = results.filter(r => r.status !== 200);
+			expect(refused.map(r => r.status)).toEqual(Array(49).fill(400));
+			for (const r of refused) expect(r.body.message).toMatch(/^(Cannot pay a payment link in state completed|This payment link has too many open checkouts; wait for one to expire)$/);
+			await expectOneSimulatedSettlement(link.id, ok[0].body.id);
+		});
+
+		it("concurrent simulate credits once: 50 parallel simulations of one checkout credit it once", async () => {
+			const link = await createLink(alice, { amount: "10" });
+			const open = await call("POST", `/payments/links/${link.slug}/transactions`, { body: {} });
+			const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", `/payments/links/${link.slug}/simulate`, { body: { transactionId: open.body.id } })));
+			const ok = results.filter(r => r.status === 200);
+			expect(ok.length).toBe(1);
+			expect(ok[0].body).toMatchObject({ id: open.body.id, status: "completed", amountReceived: "10", overpaidAmount: "0" });
+			const refused = results.filter(r => r.status !== 200);
+			expect(refused.map(r => r.status)).toEqual(Array(49).fill(400));
+			for (const r of refused) expect(r.body.message).toMatch(/^Cannot (pay a payment link in state completed|simulate a payment for a transaction in state completed)$/);
+			await expectOneSimulatedSettlement(link.id, open.body.id);
 		});
 
 		it("is 403 SIMULATION_SANDBOX_ONLY for live links", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import Decimal from "decimal.js";
-import { amountDue, applyCredit, lapsedStatus } from "../../../lib/payments/settlement";
+import { amountDue, applyCredit, assertSimulatable, lapsedStatus, simulatedCredit, SimulationCheck } from "../../../lib/payments/settlement";
 
 const D = Decimal.clone({ precision: 200, toExpNeg: -200, toExpPos: 200 });
 const amountArb = fc
@@ -70,5 +70,37 @@ describe("lapse and due", () => {
 	it("never owes a negative amount", () => {
 		expect(amountDue("10", "4")).toBe("6");
 		expect(amountDue("10", "12")).toBe("0");
+	});
+});
+
+describe("simulations", () => {
+	const checkout = { id: "3d61b3b6-f14d-430d-bc3f-df3f85b41533", payerNetworkId: "n", depositAddress: "0xabc", payerTokenId: "t", totalAmount: "10", amountReceived: "4" };
+
+	it("credits what is due under the checkout's own sim_ hash, the same on every call", () => {
+		const a = simulatedCredit(checkout);
+		expect(a).toMatchObject({ networkId: "n", toAddress: "0xabc", tokenId: "t", amount: "6", logIndex: 0, simulated: true });
+		expect(a.txHash).toMatch(/^sim_[0-9a-f]{64}$/);
+		expect(simulatedCredit({ ...checkout, amountReceived: "0" }).txHash).toBe(a.txHash);
+		expect(simulatedCredit({ ...checkout, id: "62b9de18-9de9-4501-9be1-5d654aedcd67" }).txHash).not.toBe(a.txHash);
+	});
+
+	const ok: SimulationCheck = { intentStatus: "requires_payment_method", linkStatus: "active", status: "pending", totalAmount: "10", amountReceived: "4", amount: "6" };
+
+	it("accepts a full payment of a pending checkout of a payable link and intent", () => {
+		expect(() => assertSimulatable(ok)).not.toThrow();
+		expect(() => assertSimulatable({ ...ok, intentStatus: null })).not.toThrow();
+		expect(() => assertSimulatable({ ...ok, intentStatus: "processing", amount: "6.000" })).not.toThrow();
+	});
+
+	it.each([
+		[{ intentStatus: "succeeded" }, "Cannot simulate a payment for a payment intent in state succeeded"],
+		[{ intentStatus: "canceled", linkStatus: "canceled" }, "Cannot simulate a payment for a payment intent in state canceled"],
+		[{ intentStatus: null, linkStatus: "completed" }, "Cannot pay a payment link in state completed"],
+		[{ linkStatus: "expired" }, "Cannot pay a payment link in state expired"],
+		[{ status: "completed" }, "Cannot simulate a payment for a transaction in state completed"],
+		[{ status: "expired" }, "Cannot simulate a payment for a transaction in state expired"],
+		[{ amount: "10" }, "The amount due of this transaction changed; simulate again"],
+	] as Array<[Partial<SimulationCheck>, string]>)("refuses %j with a 400 naming why", (change, message) => {
+		expect(() => assertSimulatable({ ...ok, ...change })).toThrow(expect.objectContaining({ code: 400, message }));
 	});
 });
