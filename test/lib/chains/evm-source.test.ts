@@ -116,6 +116,8 @@ describeChain("EVM chain source (anvil)", () => {
 			// Only the tokens asked for.
 			expect((await s.transfers(query(from, to, { tokens: [tokens[1]] }))).map(t => t.tokenId)).toEqual(["token-usdc"]);
 			expect(await s.transfers(query(from, to, { addresses: new Set() }))).toEqual([]);
+			// Addresses in another form than the codec's canonical one would silently match nothing: refused.
+			await expect(s.transfers(query(from, to, { addresses: new Set([deposits[0].toLowerCase()]) }))).rejects.toThrow(/EIP-55/);
 		});
 
 		it("counts two Transfer logs of one transaction as two transfers", async () => {
