@@ -13,7 +13,7 @@ import path from "node:path";
 import { JsonRpcProvider, Network, NonceManager, Wallet, getAddress } from "ethers";
 import { deployContract } from "../lib/chains/evm-contracts";
 import { createEvmSource } from "../lib/chains/evm-source";
-import { anvilPrivateKeys, spawnAnvil } from "../lib/dev/anvil";
+import { anvilPrivateKeys, freePort, spawnAnvil } from "../lib/dev/anvil";
 import { envInt, runMain } from "./common";
 
 const ADDRESSES = envInt("EVM_BENCH_ADDRESSES", 100_000, 1);
@@ -24,16 +24,6 @@ const PAID = Math.min(100, LOGS);
 const randomAddress = () => getAddress(`0x${crypto.randomBytes(20).toString("hex")}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-
-async function freePort(): Promise<number> {
-	const net = await import("node:net");
-	return new Promise(resolve => {
-		const s = net.createServer().listen(0, "127.0.0.1", () => {
-			const { port } = s.address() as import("node:net").AddressInfo;
-			s.close(() => resolve(port));
-		});
-	});
-}
 
 async function main(): Promise<void> {
 	const cachePath = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-bench-anvil-"));

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { HDNodeWallet, Mnemonic } from "ethers";
 
@@ -15,6 +16,18 @@ export const ANVIL_MNEMONIC = "test test test test test test test test test test
 export function anvilPrivateKeys(count = 10): string[] {
 	const mnemonic = Mnemonic.fromPhrase(ANVIL_MNEMONIC);
 	return Array.from({ length: count }, (_, i) => HDNodeWallet.fromMnemonic(mnemonic, `m/44'/60'/0'/0/${i}`).privateKey);
+}
+
+/** A port nobody listens on right now (the OS picks it; another process may still take it before anvil does). */
+export function freePort(host = "127.0.0.1"): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.once("error", reject);
+		server.listen(0, host, () => {
+			const { port } = server.address() as net.AddressInfo;
+			server.close(() => resolve(port));
+		});
+	});
 }
 
 /** The anvil executable: the platform package's binary, else the package's bin wrapper. */

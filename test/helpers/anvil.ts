@@ -4,12 +4,13 @@
  * killed on `stop()` and, failing that, when the test process exits.
  */
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { JsonRpcProvider, Network, NonceManager, Wallet } from "ethers";
-import { anvilPrivateKeys, spawnAnvil } from "../../lib/dev/anvil";
+import { anvilPrivateKeys, freePort, spawnAnvil } from "../../lib/dev/anvil";
+
+export { freePort };
 
 export interface AnvilOptions {
 	/** Interval mining in seconds; unset: a block per transaction (automine). */
@@ -37,18 +38,6 @@ export interface Anvil {
 	snapshot(): Promise<string>;
 	revert(id: string): Promise<void>;
 	stop(): Promise<void>;
-}
-
-/** A port nobody listens on right now (the OS picks it; another process may still take it before anvil does). */
-export function freePort(host = "127.0.0.1"): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.once("error", reject);
-		server.listen(0, host, () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
-	});
 }
 
 const running = new Set<ChildProcess>();
