@@ -82,10 +82,14 @@ export interface EvmSourceOptions {
 /** Why a call failed, as far as the source can tell. */
 export type RpcFailureReason = "unavailable" | "timeout" | "tooLarge" | "unknownBlock" | "chainMismatch" | "rejected";
 
-/** Every error the source throws from a call. */
+/**
+ * Every error the source throws from a call. The message describes the failure without the RPC
+ * URL (hosted providers put API keys in it), and the underlying ethers error is not attached as
+ * `cause` for the same reason: its `info.requestUrl` holds the URL.
+ */
 export class RpcError extends Error {
-	constructor(message: string, readonly method: string, readonly reason: RpcFailureReason, options?: { cause?: unknown }) {
-		super(message, options);
+	constructor(message: string, readonly method: string, readonly reason: RpcFailureReason) {
+		super(message);
 		this.name = "RpcError";
 	}
 }
@@ -93,15 +97,15 @@ export class RpcError extends Error {
 /** The node could not be reached or kept failing (network, timeout, 429, 5xx) after the bounded retries. */
 export class RpcUnavailableError extends RpcError {
 	constructor(method: string, readonly attempts: number, cause: unknown) {
-		super(`RPC unavailable: ${method} failed ${attempts} time(s): ${describe(cause)}`, method, "unavailable", { cause });
+		super(`RPC unavailable: ${method} failed ${attempts} time(s): ${describe(cause)}`, method, "unavailable");
 		this.name = "RpcUnavailableError";
 	}
 }
 
 /** The node does not have (or no longer agrees on) a block it was asked about by hash or number. */
 export class BlockUnavailableError extends RpcError {
-	constructor(method: string, readonly block: string | number, detail: string, cause?: unknown) {
-		super(`Block ${block} unavailable (${method}): ${detail}`, method, "unknownBlock", { cause });
+	constructor(method: string, readonly block: string | number, detail: string) {
+		super(`Block ${block} unavailable (${method}): ${detail}`, method, "unknownBlock");
 		this.name = "BlockUnavailableError";
 	}
 }
@@ -127,13 +131,28 @@ const RATE_LIMITED = /rate.?limit|too many requests|exceeded .*capacity|compute 
 const TOO_LARGE = /more than \d+ results|too many (results|logs)|block range|range (is )?too (large|wide|big)|limit exceeded|exceeds? (the )?(max|limit)|response (is )?too (large|big)|response size|query timeout|max(imum)? .*(range|results|logs)|log response size/i;
 const UNKNOWN_BLOCK = /unknown block|block not found|header not found|not found/i;
 
-function describe(e: unknown): string {
-	if (e instanceof Error) return e.message.length > 300 ? `${e.message.slice(0, 300)}...` : e.message;
-	return String(e);
-}
-
 function field(value: unknown, key: string): unknown {
 	return value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 300)}...` : text);
+/** URLs out of any text that reaches a message: the RPC URL may carry an API key. */
+const redactUrls = (text: string): string => text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "<url>");
+
+/** A failure in a few words, from the parts of an ethers error that never hold the request URL. */
+function describe(e: unknown): string {
+	const rpc = rpcErrorOf(e);
+	if (rpc) return clip(redactUrls(`JSON-RPC error${rpc.code === undefined ? "" : ` ${rpc.code}`}: ${rpc.message}`));
+	const code = field(e, "code");
+	if (code === "TIMEOUT" || field(e, "name") === "TimeoutError") return "timed out";
+	if (code === "SERVER_ERROR") {
+		const status = field(field(e, "info"), "responseStatus");
+		if (typeof status === "string" && status) return `HTTP ${status}`;
+	}
+	const short = field(e, "shortMessage");
+	const text = typeof short === "string" ? short : e instanceof Error ? e.message : String(e);
+	const causeCode = field(field(e, "cause"), "code");
+	return clip(redactUrls(typeof causeCode === "string" ? `${text} (${causeCode})` : text));
 }
 
 /** The JSON-RPC error object ({ code, message }) inside an ethers error, if the node sent one. */
@@ -361,12 +380,12 @@ export function createEvmSource(opts: EvmSourceOptions): EvmSource {
 				},
 			);
 		} catch (e) {
-			if (closed) throw new RpcError(`RPC source closed: ${describe(e)}`, method, "rejected", { cause: e });
+			if (closed) throw new RpcError(`RPC source closed: ${describe(e)}`, method, "rejected");
 			const kind = classifyRpcFailure(e);
 			if (kind === "transient" || (kind === "timeout" && retryOn.has("timeout"))) throw new RpcUnavailableError(method, tries, e);
-			if (kind === "timeout") throw new RpcError(`${method} timed out after ${timeoutMs} ms`, method, "timeout", { cause: e });
-			if (kind === "unknownBlock") throw new BlockUnavailableError(method, blockParam(params), describe(e), e);
-			throw new RpcError(`${method} failed: ${describe(e)}`, method, kind, { cause: e });
+			if (kind === "timeout") throw new RpcError(`${method} timed out after ${timeoutMs} ms`, method, "timeout");
+			if (kind === "unknownBlock") throw new BlockUnavailableError(method, blockParam(params), describe(e));
+			throw new RpcError(`${method} failed: ${describe(e)}`, method, kind);
 		}
 	}
 

@@ -4,11 +4,12 @@
  * No database: runs in the sqlite jest project only.
  */
 import crypto from "node:crypto";
+import { inspect } from "node:util";
 import { Contract, getAddress, parseEther, parseUnits, type TransactionReceipt } from "ethers";
 import { deployContract } from "../../../lib/chains/evm-contracts";
 import { evmCodec } from "../../../lib/chains/evm";
 import {
-	BlockUnavailableError, ChainMismatchError, RpcUnavailableError, classifyRpcFailure, createEvmSource, type EvmSource, type EvmSourceOptions,
+	BlockUnavailableError, ChainMismatchError, RpcError, RpcUnavailableError, classifyRpcFailure, createEvmSource, type EvmSource, type EvmSourceOptions,
 } from "../../../lib/chains/evm-source";
 import { NATIVE_INDEX_OFFSET, type ChainTransfer, type WatchedToken } from "../../../lib/chains/source";
 import { startAnvil, type Anvil } from "../../helpers/anvil";
@@ -294,6 +295,24 @@ describeChain("EVM chain source (anvil)", () => {
 				await proxy.start();
 			}
 			expect((await s.head()).number).toBe(await anvil.blockNumber());
+		});
+
+		it("never puts the RPC URL (API keys live in it) in an error", async () => {
+			const s = source({ rpcUrl: `${proxy.url}/v3/SECRET-API-KEY?key=SECRET-API-KEY` });
+			await s.head();
+			proxy.failNext(5, 503);
+			const unavailable = await s.head().catch(e => e);
+			proxy.failNext(0);
+			const rejected = await s.transfers(query(1, 2, { tokens: [{ tokenId: "x", contractAddress: "0xnot-an-address", decimals: 6 }] })).catch(e => e);
+			await proxy.stop();
+			const down = await s.head().catch(e => e);
+			await proxy.start();
+			for (const error of [unavailable, rejected, down]) {
+				expect(error).toBeInstanceOf(RpcError);
+				expect(inspect(error, { depth: 10 })).not.toContain("SECRET-API-KEY");
+				expect(JSON.stringify(error)).not.toContain("SECRET-API-KEY");
+			}
+			expect(unavailable.message).toMatch(/503/);
 		});
 
 		it("refuses to read a node on another chain", async () => {
