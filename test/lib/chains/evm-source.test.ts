@@ -249,6 +249,17 @@ describeChain("EVM chain source (anvil)", () => {
 			expect(await s.block(head.number + 1)).toBeNull();
 		});
 
+		it("forgets blocks mined after a snapshot once reverted to it", async () => {
+			const s = source();
+			const head = await s.head();
+			const id = await anvil.snapshot();
+			await anvil.mine(3);
+			expect((await s.head()).number).toBe(head.number + 3);
+			await anvil.revert(id);
+			expect(await s.head()).toEqual(head);
+			expect(await s.block(head.number + 1)).toBeNull();
+		});
+
 		it("sees new hashes after a reorg of depth 3, and the payment put in the new chain", async () => {
 			const s = source();
 			await anvil.mine(5);
