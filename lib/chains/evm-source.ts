@@ -124,7 +124,8 @@ export interface EvmSource extends ChainSource {
 
 // ---- failure classification (pure) ----
 
-type Kind = "transient" | "timeout" | "tooLarge" | "unknownBlock" | "rejected";
+/** How classifyRpcFailure sorts a failure: retry (transient, timeout), halve the range (tooLarge, timeout), or give up. */
+export type RpcFailureKind = "transient" | "timeout" | "tooLarge" | "unknownBlock" | "rejected";
 
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CLOSED"]);
 const RATE_LIMITED = /rate.?limit|too many requests|exceeded .*capacity|compute units|request count|throttl/i;
@@ -168,7 +169,7 @@ function rpcErrorOf(e: unknown): { code?: number; message: string } | null {
 }
 
 /** What kind of failure an error from provider.send is: decides retry, halving or giving up. */
-export function classifyRpcFailure(e: unknown): Kind {
+export function classifyRpcFailure(e: unknown): RpcFailureKind {
 	const code = field(e, "code");
 	const name = field(e, "name");
 	if (code === "TIMEOUT" || name === "TimeoutError") return "timeout";
@@ -328,7 +329,7 @@ class JsonRpcProviderFastJson extends JsonRpcProvider {
 }
 
 /** What one call may retry on: transient failures always; timeouts unless the caller halves on them instead. */
-type RetryOn = ReadonlySet<Kind>;
+type RetryOn = ReadonlySet<RpcFailureKind>;
 const RETRY_TRANSIENT: RetryOn = new Set(["transient", "timeout"]);
 const RETRY_NO_TIMEOUT: RetryOn = new Set(["transient"]);
 const RETRY_BY_HASH: RetryOn = new Set(["transient", "timeout", "unknownBlock"]);
