@@ -19,7 +19,7 @@ import { isUuid } from "../lib/ids";
 import type { AuthMeta } from "../lib/meta";
 import { CHAIN_TYPES, ChainType } from "../lib/networks/catalogue";
 import { MODE_MESSAGES, NETWORK_NOT_ALLOWED_FOR_MODE, ORGANIZATION_MODES, OrganizationMode, isNetworkAllowed } from "../lib/networks/mode";
-import { seedCatalogue, SeedResult } from "../lib/networks/seed";
+import { isTokenDeployed, seedCatalogue, SeedResult } from "../lib/networks/seed";
 import { NetworkView, TokenView, TokenWithNetworkView, networkSummary, networkView, tokenView } from "../lib/networks/view";
 import { TtlCache } from "../lib/ttl-cache";
 import type { Network } from "../models/network.model";
@@ -292,9 +292,10 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 			else if (!isNetworkAllowed(network, mode)) problems.push(["networkId", NETWORK_NOT_ALLOWED_FOR_MODE, MODE_MESSAGES[mode]]);
 			if (!token) problems.push(["tokenId", "tokenNotFound", "Token not found"]);
 			else if (token.networkId !== networkId) problems.push(["tokenId", "tokenNotOnNetwork", "Token does not belong to the network"]);
+			// A contract token whose address is not known yet (the local chain's test token before
+			// deployment): the seed keeps it inactive, and this says why.
+			else if (!isTokenDeployed(token)) problems.push(["tokenId", "tokenNotDeployed", "Token is not available yet"]);
 			else if (!token.isActive) problems.push(["tokenId", "tokenInactive", "Token is not active"]);
-			// A contract token whose address is not known yet (the local chain's test token before deployment).
-			else if (!token.isNative && !token.contractAddress) problems.push(["tokenId", "tokenNotDeployed", "Token is not available yet"]);
 			if (problems.length > 0 || !network || !token) {
 				throw badRequest(problems[0][2], Object.fromEntries(problems.map(([field, code]) => [field, code])));
 			}

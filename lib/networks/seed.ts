@@ -6,8 +6,10 @@
  *
  * The catalogue owns the facts (names, chain ids, URLs, confirmations, addresses, decimals). The
  * operator owns `isActive`, `image` and `deletedAt`: set on insert only, so switching a network
- * off in the database survives restarts. Exception: local development networks are forced
- * inactive whenever NODE_ENV=production.
+ * off in the database survives restarts. Exceptions: local development networks are forced
+ * inactive whenever NODE_ENV=production, and a contract token without a contract address (the
+ * local chain's test token before TEST_USDC_ADDRESS) is kept inactive, then switched on by the
+ * seed that writes its first address.
  */
 import { getAddress } from "ethers";
 import type { Network } from "../../models/network.model";
@@ -116,6 +118,23 @@ export function catalogueRows(opts: SeedOptions): { networks: NetworkSeedRow[]; 
 	return { networks, tokens };
 }
 
+/** A token the chain can carry: the native coin, or a contract token whose contract is known. */
+export function isTokenDeployed(t: { isNative: boolean; contractAddress?: string | null }): boolean {
+	return t.isNative || Boolean(t.contractAddress);
+}
+
+/**
+ * `isActive` changes the seed makes to a token, given what is stored and the catalogue's facts:
+ * off while it has no contract; on when this seed gives it its first one. Otherwise none (the
+ * operator's switch).
+ */
+export function tokenActivation(stored: { isActive: boolean; contractAddress: string; isNative: boolean }, facts: TokenFacts): { isActive?: boolean } {
+	const address = facts.contractAddress ?? stored.contractAddress;
+	if (!isTokenDeployed({ isNative: facts.isNative, contractAddress: address })) return stored.isActive ? { isActive: false } : {};
+	if (!facts.isNative && !stored.contractAddress && address) return stored.isActive ? {} : { isActive: true };
+	return {};
+}
+
 const same = (a: unknown, b: unknown): boolean =>
 	a !== null && typeof a === "object" ? JSON.stringify(a) === JSON.stringify(b) : a === b;
 
@@ -157,7 +176,7 @@ export async function seedCatalogue(models: { Network: typeof Network; Token: ty
 	const newTokens = tokens.filter(t => !storedTokens.has(t.id));
 	if (newTokens.length > 0) {
 		await models.Token.bulkCreate(
-			newTokens.map(t => ({ id: t.id, ...t.facts, contractAddress: t.facts.contractAddress ?? "", isActive: true, image: null })),
+			newTokens.map(t => ({ id: t.id, ...t.facts, contractAddress: t.facts.contractAddress ?? "", isActive: isTokenDeployed(t.facts), image: null })),
 			{ ignoreDuplicates: true },
 		);
 		result.tokensInserted = newTokens.length;
@@ -165,7 +184,7 @@ export async function seedCatalogue(models: { Network: typeof Network; Token: ty
 	for (const t of tokens) {
 		const stored = storedTokens.get(t.id);
 		if (!stored) continue;
-		const changes = changesOf(stored.get() as unknown as Record<string, unknown>, t.facts);
+		const changes = { ...changesOf(stored.get() as unknown as Record<string, unknown>, t.facts), ...tokenActivation(stored, t.facts) };
 		if (Object.keys(changes).length > 0) {
 			await stored.update(changes);
 			result.tokensUpdated++;

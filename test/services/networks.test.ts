@@ -186,7 +186,8 @@ describe("networks", () => {
 						decimals: c.decimals,
 						isNative: c.isNative,
 						isStablecoin: c.isStablecoin,
-						isActive: true,
+						// A contract token with no contract yet (the local chain's test token) is inactive.
+						isActive: c.isNative || c.contractAddress !== null,
 						image: null,
 						deletedAt: null,
 					});
@@ -313,7 +314,40 @@ describe("networks", () => {
 				expect((await Token.findByPk(anvilUsdc))!.contractAddress).toBe("0x5FbDB2315678afecb367f032d93F642f64180aa3");
 			} finally {
 				await Network.update({ isActive: true }, { where: { id: anvil } });
-				await Token.update({ contractAddress: "" }, { where: { id: anvilUsdc } });
+				await Token.update({ contractAddress: "", isActive: false }, { where: { id: anvilUsdc } });
+				await clearCache();
+			}
+		});
+
+		it("keeps a contract token without a contract inactive, and activates it when TEST_USDC_ADDRESS gives one at the next start", async () => {
+			const { Token } = node.app.models;
+			const anvil = networkIdFor("anvil-local");
+			const anvilUsdc = tokenIdFor("anvil-local", "USDC");
+			const address = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+			const usdcPair = { networkId: anvil, tokenId: anvilUsdc, mode: "sandbox" };
+			try {
+				// A database seeded before this rule holds the token active with no contract: the next seed puts it right.
+				await Token.update({ isActive: true }, { where: { id: anvilUsdc } });
+				expect(await node.broker.call("networks.seed", {})).toMatchObject({ tokensUpdated: 1 });
+				expect((await tokensOf(anvil)).body.find((t: any) => t.symbol === "USDC")).toMatchObject({ contractAddress: "", isActive: false });
+				expect((await tokensOf(anvil, { active: "true" })).body.map((t: any) => t.symbol)).toEqual(["ETH"]);
+				await expect(resolvePair(usdcPair)).rejects.toMatchObject({ code: 400, message: "Token is not available yet", data: { errors: { tokenId: "tokenNotDeployed" } } });
+
+				const restarted = await startNode({ shareWith: node, services: ["api", "networks"], env: { TEST_USDC_ADDRESS: address.toLowerCase() } });
+				try {
+					const listed = await restarted.http("GET", `/payments/networks/${anvil}/tokens`, { query: { active: "true" } });
+					expect(listed.body.find((t: any) => t.symbol === "USDC")).toMatchObject({ contractAddress: address, isActive: true });
+					const pair = (await restarted.broker.call("networks.resolvePair", usdcPair)) as any;
+					expect(pair.token).toMatchObject({ contractAddress: address, isActive: true });
+				} finally {
+					await restarted.stop();
+				}
+				// Once it has its contract, isActive is the operator's again: switched off, it stays off.
+				await Token.update({ isActive: false }, { where: { id: anvilUsdc } });
+				await seedCatalogue(node.app.models, { production: false, testUsdcAddress: address });
+				expect((await Token.findByPk(anvilUsdc))!.isActive).toBe(false);
+			} finally {
+				await Token.update({ contractAddress: "", isActive: false }, { where: { id: anvilUsdc } });
 				await clearCache();
 			}
 		});

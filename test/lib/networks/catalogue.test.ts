@@ -9,7 +9,7 @@ import { PublicKey } from "@solana/web3.js";
 import { TronWeb } from "tronweb";
 import { Address } from "@ton/core";
 import { CATALOGUE, CHAIN_TYPES, CATALOGUE_NAMESPACE, catalogueNetwork, networkIdFor, tokenIdFor } from "../../../lib/networks/catalogue";
-import { catalogueRows } from "../../../lib/networks/seed";
+import { catalogueRows, isTokenDeployed, tokenActivation } from "../../../lib/networks/seed";
 import { MAX_DECIMALS } from "../../../lib/money";
 import { NETWORK_COLUMNS } from "../../../models/network.model";
 import { TOKEN_COLUMNS } from "../../../models/token.model";
@@ -215,6 +215,21 @@ describe("catalogueRows", () => {
 		expect(anvilUsdc(catalogueRows({ production: false, testUsdcAddress: lower })).facts.contractAddress).toBe(getAddress(lower));
 		// A mixed-case address whose EIP-55 checksum is wrong is refused.
 		expect(() => catalogueRows({ production: false, testUsdcAddress: "0x5FBDB2315678afecb367f032d93F642f64180aa3" })).toThrow(/TEST_USDC_ADDRESS/);
+	});
+
+	it("inserts a contract token without a contract inactive, and switches it on with its first address only", () => {
+		const rows = catalogueRows({ production: false });
+		expect(rows.tokens.filter(t => !isTokenDeployed(t.facts)).map(t => t.id)).toEqual([tokenIdFor("anvil-local", "USDC")]);
+		const facts = anvilUsdc(rows).facts;
+		const withAddress = { ...facts, contractAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+		const stored = (isActive: boolean, contractAddress = "") => ({ isActive, contractAddress, isNative: false });
+		expect(tokenActivation(stored(true), facts)).toEqual({ isActive: false });
+		expect(tokenActivation(stored(false), facts)).toEqual({});
+		expect(tokenActivation(stored(false), withAddress)).toEqual({ isActive: true });
+		// An address already stored: the operator's switch, whatever the seed writes.
+		expect(tokenActivation(stored(false, withAddress.contractAddress), withAddress)).toEqual({});
+		expect(tokenActivation(stored(false, withAddress.contractAddress), facts)).toEqual({});
+		expect(tokenActivation({ isActive: false, contractAddress: "", isNative: true }, { ...facts, isNative: true, contractAddress: "" })).toEqual({});
 	});
 
 	it("gives one row per catalogue network and token", () => {

@@ -1,0 +1,138 @@
+/**
+ * A loopback JSON-RPC proxy in front of a node (anvil), to make it behave like a hosted provider
+ * in tests: refuse wide eth_getLogs ranges the way providers do, answer 429 for a while, go down
+ * and come back on the same port, and count the calls by method (batches counted per call).
+ */
+import http from "node:http";
+import type net from "node:net";
+
+interface JsonRpcCall {
+	jsonrpc: "2.0";
+	id: number | string | null;
+	method: string;
+	params?: unknown[];
+}
+
+export interface RpcProxy {
+	url: string;
+	port: number;
+	/** eth_getLogs spanning more than this many blocks (fromBlock..toBlock) gets -32005 "query returned more than 10000 results"; null: no limit. */
+	maxLogsRange: number | null;
+	/** Calls answered so far, by method (refused ones included). */
+	calls(method?: string): number;
+	/** HTTP requests received (a batch is one). */
+	requests(): number;
+	resetCounts(): void;
+	/** The next `count` HTTP requests get this status (default 429) and no JSON-RPC answer. */
+	failNext(count: number, status?: number): void;
+	/** The next `count` HTTP requests are held without an answer until the proxy stops (timeouts). */
+	stallNext(count: number): void;
+	/** Closes the port and drops open connections (node down). */
+	stop(): Promise<void>;
+	/** Listens again on the same port (node back). */
+	start(): Promise<void>;
+}
+
+const rangeError = (id: JsonRpcCall["id"]) => ({ jsonrpc: "2.0", id, error: { code: -32005, message: "query returned more than 10000 results" } });
+
+export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: number | null } = {}): Promise<RpcProxy> {
+	const counts = new Map<string, number>();
+	let requestCount = 0;
+	let failures: { left: number; status: number } = { left: 0, status: 429 };
+	let stalls = 0;
+	const sockets = new Set<net.Socket>();
+	const held: http.ServerResponse[] = [];
+
+	const proxy = {
+		maxLogsRange: opts.maxLogsRange ?? null,
+	} as RpcProxy;
+
+	function refused(call: JsonRpcCall): boolean {
+		if (call.method !== "eth_getLogs" || proxy.maxLogsRange === null) return false;
+		const filter = (call.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string };
+		if (typeof filter.fromBlock !== "string" || typeof filter.toBlock !== "string" || !filter.fromBlock.startsWith("0x") || !filter.toBlock.startsWith("0x")) return false;
+		return Number(filter.toBlock) - Number(filter.fromBlock) + 1 > proxy.maxLogsRange;
+	}
+
+	async function forward(calls: JsonRpcCall[]): Promise<unknown[]> {
+		const answers = new Map<number, unknown>();
+		const passed: Array<{ index: number; call: JsonRpcCall }> = [];
+		calls.forEach((call, index) => {
+			counts.set(call.method, (counts.get(call.method) ?? 0) + 1);
+			if (refused(call)) answers.set(index, rangeError(call.id));
+			else passed.push({ index, call });
+		});
+		if (passed.length > 0) {
+			const res = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(passed.map(p => p.call)) });
+			const body = (await res.json()) as Array<{ id: JsonRpcCall["id"] }>;
+			for (const p of passed) answers.set(p.index, body.find(b => b.id === p.call.id));
+		}
+		return calls.map((_, i) => answers.get(i));
+	}
+
+	const server = http.createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on("data", c => chunks.push(c));
+		req.on("end", async () => {
+			requestCount++;
+			if (stalls > 0) {
+				stalls--;
+				held.push(res);
+				return;
+			}
+			if (failures.left > 0) {
+				failures.left--;
+				res.writeHead(failures.status, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: failures.status, message: "Too Many Requests" } }));
+				return;
+			}
+			try {
+				const payload = JSON.parse(Buffer.concat(chunks).toString()) as JsonRpcCall | JsonRpcCall[];
+				const answers = await forward(Array.isArray(payload) ? payload : [payload]);
+				res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(payload) ? answers : answers[0]));
+			} catch (e) {
+				res.writeHead(502, { "content-type": "text/plain" }).end(`proxy: ${(e as Error).message}`);
+			}
+		});
+	});
+	server.on("connection", socket => {
+		sockets.add(socket);
+		socket.on("close", () => sockets.delete(socket));
+	});
+
+	const listen = (port: number) =>
+		new Promise<number>((resolve, reject) => {
+			server.once("error", reject);
+			server.listen(port, "127.0.0.1", () => {
+				server.off("error", reject);
+				resolve((server.address() as net.AddressInfo).port);
+			});
+		});
+
+	const port = await listen(0);
+	Object.assign(proxy, {
+		url: `http://127.0.0.1:${port}`,
+		port,
+		calls: (method?: string) => (method ? (counts.get(method) ?? 0) : [...counts.values()].reduce((a, b) => a + b, 0)),
+		requests: () => requestCount,
+		resetCounts() {
+			counts.clear();
+			requestCount = 0;
+		},
+		failNext(count: number, status = 429) {
+			failures = { left: count, status };
+		},
+		stallNext(count: number) {
+			stalls = count;
+		},
+		async stop() {
+			const closed = new Promise<void>(resolve => server.close(() => resolve()));
+			for (const res of held.splice(0)) res.destroy();
+			for (const socket of sockets) socket.destroy();
+			await closed;
+		},
+		async start() {
+			await listen(port);
+		},
+	});
+	return proxy;
+}
