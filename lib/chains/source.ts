@@ -6,7 +6,12 @@
  *
  * Amounts are base units as decimal strings (never JS numbers). Addresses are in the canonical
  * form of the chain's codec (`codecFor(chainType).normalizeAddress`), so a transfer's `toAddress`
- * compares equal to the stored deposit address.
+ * compares equal to the stored deposit address (EVM: EIP-55 checksummed; the watched set holds
+ * them in that form too).
+ *
+ * A source never answers "nothing" for data the node does not have: a missing block, an unknown
+ * block hash or a missing receipt is an error (EVM: BlockUnavailableError), so a lagging node
+ * behind a load balancer cannot make the watcher skip a payment.
  */
 
 export interface BlockRef {
@@ -64,7 +69,7 @@ export interface ChainSource {
 	head(): Promise<BlockRef>;
 	/** The block at `number` on the node's current chain, or null when it does not exist (yet). */
 	block(number: number): Promise<BlockRef | null>;
-	/** Blocks fromBlock..toBlock inclusive, in order (a source may batch the reads). */
+	/** Blocks fromBlock..toBlock inclusive, in order, stopping before the first block the node does not have (a gap-free run from fromBlock). */
 	blocks(fromBlock: number, toBlock: number): Promise<BlockRef[]>;
 	/** Transfers to any of the addresses in the range, every token listed (native included). */
 	transfers(query: TransferQuery): Promise<ChainTransfer[]>;

@@ -176,6 +176,8 @@ export class NetworkWatcher {
 	private onError(err: unknown): void {
 		const { logger, network } = this.deps;
 		if (err instanceof LeaseLostError) return this.loseLease();
+		// The node does not have a block (yet) or reorganised under the read: the next step reads again.
+		if ((err as Error)?.name === "BlockUnavailableError") return;
 		const message = (err as Error)?.message ?? String(err);
 		this.status.lastError = message;
 		const rpc = (err as Error)?.name === "RpcUnavailableError" || /timeout|ECONNREFUSED|ECONNRESET|socket|network/i.test(message);
@@ -220,10 +222,13 @@ export class NetworkWatcher {
 			return true;
 		}
 
-		const to = Math.min(head.number, tip.number + config.maxRange);
+		let to = Math.min(head.number, tip.number + config.maxRange);
 		let caughtUp = true;
 		if (to > tip.number) {
+			// A lagging node may have fewer blocks than its head said: the source answers the run it has.
 			const blocks = await source.blocks(tip.number + 1, to);
+			if (blocks.length === 0) return false;
+			to = blocks[blocks.length - 1].number;
 			if (!continuesChain(tip, blocks)) return true; // reorganised under us: the next step walks back
 			const hashes = new Map<number, string>();
 			for (const b of blocks) if (head.number - b.number < NEAR_HEAD_BLOCKS) hashes.set(b.number, b.hash);
@@ -235,6 +240,8 @@ export class NetworkWatcher {
 			const recent = appendRecent(cursor.recentBlocks, blocks.slice(-config.reorgDepth), config.reorgDepth);
 			await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, this.toRows(found), this.deps.now());
 			caughtUp = to >= head.number;
+		} else {
+			to = tip.number;
 		}
 		const cursorNumber = to;
 		this.progress(head.number, cursorNumber);
