@@ -371,11 +371,15 @@ export async function openCheckout(app: App, input: CheckoutInput): Promise<Tran
 	const network = input.payerNetwork;
 	const codec = codecFor(network.chainType);
 	const params = chainParamsFor(network);
+	// Read before the transaction: on InnoDB its first plain read fixes its snapshot, and the count
+	// of open checkouts below must see every checkout committed before this one got the link's
+	// lock, or concurrent checkouts pass the cap together. (Which intent to lock first; checked
+	// again under the lock.)
+	const peek = await findLink(models, { id: input.linkId });
 	return inTransaction(
 		sequelize,
 		async t => {
 			const now = clock.now();
-			const peek = await findLink(models, { id: input.linkId }, t);
 			let intent = peek?.intentId ? await models.PaymentIntent.findByPk(peek.intentId, forUpdate(t)) : null;
 			const link = await findLink(models, { id: input.linkId }, t, true);
 			if (!link) throw badRequest("Payment link not found");
