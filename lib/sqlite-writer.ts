@@ -75,8 +75,8 @@ interface SqliteConnectionManager {
 
 /** One queue per database file: two Sequelize instances of one process on a file share it. */
 const locks = new Map<string, FifoLock>();
-/** The async flows that hold a queue, while their transaction's callback runs. */
-const holders = new AsyncLocalStorage<{ active: boolean }>();
+/** The async flows that hold a queue (which one), while their transaction's callback runs. */
+const holders = new AsyncLocalStorage<{ lock: FifoLock; active: boolean }>();
 
 const WRITER = "writer";
 
@@ -112,6 +112,10 @@ export function serializeSqliteWrites(sequelize: Sequelize, storage: string): vo
 	}
 	(sequelize as unknown as { [LOCK]: FifoLock })[LOCK] = lock;
 	const queue = lock;
+	const holdsQueue = () => {
+		const flow = holders.getStore();
+		return !!flow && flow.active && flow.lock === queue;
+	};
 
 	// ---- connections: the default one for reads and single writes, one writer for transactions
 	const cm = sequelize.connectionManager as unknown as SqliteConnectionManager;
@@ -160,11 +164,11 @@ export function serializeSqliteWrites(sequelize: Sequelize, storage: string): vo
 		}
 		// A savepoint inside an open transaction runs on its connection: no turn to wait for.
 		if ((options as { transaction?: Transaction } | undefined)?.transaction) return transaction(options, fn);
-		if (holders.getStore()?.active) throw selfWait();
+		if (holdsQueue()) throw selfWait();
 		const done = await queue.acquire();
 		if (fn) {
 			const callback = fn;
-			const flow = { active: true };
+			const flow = { lock: queue, active: true };
 			try {
 				return await holders.run(flow, () =>
 					transaction(options, async t => {
@@ -210,7 +214,7 @@ export function serializeSqliteWrites(sequelize: Sequelize, storage: string): vo
 	sequelize.query = ((sql: string | { query: string }, options?: { transaction?: unknown }) => {
 		const text = typeof sql === "string" ? sql : sql?.query;
 		if (options?.transaction || (typeof text === "string" && READ.test(text))) return query(sql, options);
-		if (holders.getStore()?.active) return Promise.reject(selfWait());
+		if (holdsQueue()) return Promise.reject(selfWait());
 		return queue.run(() => query(sql, options));
 	}) as Sequelize["query"];
 }

@@ -85,6 +85,27 @@ describe("SQLite writer queue", () => {
 		expect(await notes()).toBe(100);
 	});
 
+	it("shares the queue between two instances on one file, not with another file", async () => {
+		const same = createSequelize(`sqlite:${path.join(dir, "w.sqlite")}`);
+		const other = createSequelize(`sqlite:${path.join(dir, "other.sqlite")}`);
+		try {
+			expect(writerLockOf(same)).toBe(writerLockOf(sequelize));
+			expect(writerLockOf(other)).not.toBe(writerLockOf(sequelize));
+			await other.query("CREATE TABLE x (id INTEGER PRIMARY KEY)");
+			const both = [sequelize, same].flatMap(s =>
+				Array.from({ length: 50 }, () => s.transaction(async t => s.query("UPDATE counter SET n = n + 1 WHERE id = 1", { transaction: t }))),
+			);
+			// Holding this file's writer does not stop a write to another file.
+			both.push(sequelize.transaction(async () => other.query("INSERT INTO x (id) VALUES (1)")));
+			const results = await Promise.allSettled(both);
+			expect(results.filter(r => r.status === "rejected")).toEqual([]);
+			expect(await counter()).toBe(100);
+		} finally {
+			await same.close();
+			await other.close();
+		}
+	});
+
 	it("runs every transaction on one writer connection", async () => {
 		const connections = new Set<unknown>();
 		await Promise.all(Array.from({ length: 20 }, () => sequelize.transaction(async t => void connections.add((t as unknown as { connection: unknown }).connection))));
