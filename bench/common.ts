@@ -166,8 +166,9 @@ export function gatewayEnv(o: GatewayEnvOptions, port: number, nodeEnv: "product
 		PORT: String(port),
 		PUBLIC_URL: `http://127.0.0.1:${port}`,
 		DATA_DIR: o.dataDir,
-		DATABASE_URL: o.databaseUrl,
-		REDIS_URL: o.redisUrl,
+		// Empty: unset, the embedded default (SQLite in DATA_DIR, in-memory cache).
+		DATABASE_URL: o.databaseUrl || undefined,
+		REDIS_URL: o.redisUrl || undefined,
 		REDIS_PREFIX: o.redisPrefix,
 		RATE_LIMIT: "off",
 		LOG_LEVEL: "warn",

@@ -11,6 +11,8 @@
  *   floor-hello      a bare node:http process answering a small JSON
  *   floor-select     a bare node:http process doing retrieve's one SELECT with raw mysql2 (informational)
  *   key-auth         GET /api-keys/me: the gateway's fixed cost per keyed request (no database)
+ *   sqlite-create-intent  create-intent on the embedded default as `npm start` ships it (SQLite in
+ *                    DATA_DIR, no Redis), its own gateway and merchant, run first and alone
  * and a profiling pass (a second gateway with the inspector and counting proxies in front of MySQL
  * and Redis) that says where the time of a request goes. A benchmark reports: it exits 0 unless it
  * could not run at all.
@@ -29,7 +31,7 @@ import { call, childStopper, cleanUpOnSigint, dropRunState, envInt, expectStatus
 
 const FLOOR_ENTRY = path.join(__dirname, "floor-server.js");
 
-const CASES = ["create-intent", "retrieve-intent", "key-auth", "floor-insert", "floor-hello", "floor-select"];
+const CASES = ["create-intent", "retrieve-intent", "key-auth", "floor-insert", "floor-hello", "floor-select", "sqlite-create-intent"];
 
 function loadSettings() {
 	const cases = (process.env.BENCH_CASES || CASES.join(",")).split(",").map(s => s.trim()).filter(Boolean);
@@ -195,6 +197,29 @@ async function measure(name: string, serverPid: number | undefined, spec: Omit<L
 	return { name, available: true, load, cpu };
 }
 
+/**
+ * create-intent's load on the embedded default: a gateway with neither DATABASE_URL nor REDIS_URL
+ * (SQLite file in its DATA_DIR, in-memory cache), as `npm start` ships, set up like the other.
+ */
+async function sqliteCreateIntent(workDir: string, secrets: GatewayEnvOptions["secrets"]): Promise<CaseResult> {
+	const name = "sqlite-create-intent";
+	const dataDir = path.join(workDir, "data-sqlite");
+	fs.mkdirSync(dataDir);
+	let gw: Gateway | null = null;
+	try {
+		gw = await startGateway({ name: "gateway-sqlite", databaseUrl: "", redisUrl: "", redisPrefix: "", dataDir, workDir, secrets });
+		log(`gateway-sqlite pid ${gw.proc.pid} on ${gw.baseUrl} (SQLite in ${dataDir}, no Redis)`);
+		const { basic } = await setUpMerchant(gw.baseUrl, dataDir);
+		const body = intentBody(await pickTestToken(gw.baseUrl));
+		const probe = await call(gw.baseUrl, "POST", "/payment_intents", { basic, body: JSON.parse(body) });
+		if (probe.status !== 200 && probe.status !== 201) return { name, available: false, note: `${probe.status} ${JSON.stringify(probe.body).slice(0, 300)}` };
+		const headers = { Authorization: basic, "Content-Type": "application/json" };
+		return await measure(name, gw.proc.pid, { url: gw.baseUrl.replace(/\/api\/v1$/, ""), method: "POST", headers, body, path: () => "/api/v1/payment_intents" });
+	} finally {
+		await stopChild(gw);
+	}
+}
+
 function cpuLine(c: CpuUse, requests: number): string {
 	const cores = (v: number | null) => (v === null ? "?" : v.toFixed(2));
 	const us = c.server === null || requests === 0 ? "" : ` = ${((c.server * c.seconds * 1e6) / requests).toFixed(0)} us CPU/request`;
@@ -231,6 +256,9 @@ function targetsLine(results: Map<string, CaseResult>): string {
 		const ok = value >= min && needs.every(clean);
 		return `${ok ? "PASS" : "BELOW"} (${fmt(value)}${needs.every(clean) ? "" : `, ${name} had errors`})`;
 	};
+	// The embedded default has no throughput target: it must answer every request it accepts.
+	const sqlite = results.get("sqlite-create-intent")?.load;
+	const sqliteVerdict = sqlite ? `${clean("sqlite-create-intent") && sqlite.timeouts === 0 ? "PASS" : "ERRORS"} (${sqlite.rps.toFixed(0)} req/s, ${sqlite.non2xx} non-2xx, ${sqlite.errors} errors, ${sqlite.timeouts} timeouts)` : "n/a";
 	const c = rps("create-intent");
 	const fi = rps("floor-insert");
 	const r = rps("retrieve-intent");
@@ -239,6 +267,7 @@ function targetsLine(results: Map<string, CaseResult>): string {
 		`targets: create-intent >= ${TARGETS.createRatio} x floor-insert ${verdict(c !== undefined && fi ? c / fi : undefined, TARGETS.createRatio, v => v.toFixed(2), "create-intent", "create-intent")}`,
 		`create-intent >= ${TARGETS.createRps} req/s ${verdict(c, TARGETS.createRps, v => `${v.toFixed(0)} req/s`, "create-intent", "create-intent")}`,
 		`retrieve-intent >= ${TARGETS.retrieveRatio} x floor-hello ${verdict(r !== undefined && fh ? r / fh : undefined, TARGETS.retrieveRatio, v => v.toFixed(2), "retrieve-intent", "retrieve-intent")}`,
+		`sqlite-create-intent every response 2xx ${sqliteVerdict}`,
 	].join("; ");
 }
 
@@ -353,89 +382,94 @@ async function main(): Promise<void> {
 		await conn.end();
 		log(`database ${dbName} (${version.v}), Redis prefix ${redisPrefix}`);
 
-		gateway = await startGateway(gwOpts);
-		log(`gateway pid ${gateway.proc.pid} on ${gateway.baseUrl}`);
-		const { basic, organizationId } = await setUpMerchant(gateway.baseUrl, dataDir);
-		const target = await pickTestToken(gateway.baseUrl);
-		log(`merchant ready; intents for ${target.label}`);
-		const body = intentBody(target);
-		const jsonKey = { Authorization: basic, "Content-Type": "application/json" };
-
 		const results = new Map<string, CaseResult>();
 		const want = (n: string) => SETTINGS.cases.includes(n);
+		let profileReport = "";
 
-		// Probe: the intents endpoint may not exist yet; a case that cannot run says so.
-		const probe = await call(gateway.baseUrl, "POST", "/payment_intents", { basic, body: JSON.parse(body) });
-		const intentsAvailable = probe.status === 201 || probe.status === 200;
-		const ids: string[] = [];
-		if (!intentsAvailable) {
-			const note = probe.status === 404 ? "404" : `${probe.status} ${JSON.stringify(probe.body).slice(0, 300)}`;
-			log(`POST /payment_intents answered ${note}`);
-			for (const n of ["create-intent", "retrieve-intent"]) results.set(n, { name: n, available: false, note });
-		} else {
-			ids.push(probe.body.id);
-			while (ids.length < SETTINGS.retrieveIds) {
-				const batch = await Promise.all(Array.from({ length: Math.min(10, SETTINGS.retrieveIds - ids.length) }, () => call(gateway!.baseUrl, "POST", "/payment_intents", { basic, body: JSON.parse(body) })));
-				for (const r of batch) {
-					expectStatus("create intents for retrieve-intent", r, probe.status);
-					ids.push(r.body.id);
+		// First, alone on the machine: the embedded default needs neither the MySQL gateway nor its floors.
+		if (want("sqlite-create-intent")) results.set("sqlite-create-intent", await sqliteCreateIntent(workDir, secrets));
+
+		if (SETTINGS.cases.some(c => c !== "sqlite-create-intent")) {
+			gateway = await startGateway(gwOpts);
+			log(`gateway pid ${gateway.proc.pid} on ${gateway.baseUrl}`);
+			const { basic, organizationId } = await setUpMerchant(gateway.baseUrl, dataDir);
+			const target = await pickTestToken(gateway.baseUrl);
+			log(`merchant ready; intents for ${target.label}`);
+			const body = intentBody(target);
+			const jsonKey = { Authorization: basic, "Content-Type": "application/json" };
+
+			// Probe: the intents endpoint may not exist yet; a case that cannot run says so.
+			const probe = await call(gateway.baseUrl, "POST", "/payment_intents", { basic, body: JSON.parse(body) });
+			const intentsAvailable = probe.status === 201 || probe.status === 200;
+			const ids: string[] = [];
+			if (!intentsAvailable) {
+				const note = probe.status === 404 ? "404" : `${probe.status} ${JSON.stringify(probe.body).slice(0, 300)}`;
+				log(`POST /payment_intents answered ${note}`);
+				for (const n of ["create-intent", "retrieve-intent"]) results.set(n, { name: n, available: false, note });
+			} else {
+				ids.push(probe.body.id);
+				while (ids.length < SETTINGS.retrieveIds) {
+					const batch = await Promise.all(Array.from({ length: Math.min(10, SETTINGS.retrieveIds - ids.length) }, () => call(gateway!.baseUrl, "POST", "/payment_intents", { basic, body: JSON.parse(body) })));
+					for (const r of batch) {
+						expectStatus("create intents for retrieve-intent", r, probe.status);
+						ids.push(r.body.id);
+					}
+				}
+				const check = await call(gateway.baseUrl, "GET", `/payment_intents/${ids[0]}`, { basic });
+				if (check.status !== 200 || check.body?.id !== ids[0]) {
+					const note = `GET /payment_intents/:id answered ${check.status} ${JSON.stringify(check.body).slice(0, 200)}`;
+					results.set("retrieve-intent", { name: "retrieve-intent", available: false, note });
 				}
 			}
-			const check = await call(gateway.baseUrl, "GET", `/payment_intents/${ids[0]}`, { basic });
-			if (check.status !== 200 || check.body?.id !== ids[0]) {
-				const note = `GET /payment_intents/:id answered ${check.status} ${JSON.stringify(check.body).slice(0, 200)}`;
-				results.set("retrieve-intent", { name: "retrieve-intent", available: false, note });
+			const origin = gateway.baseUrl.replace(/\/api\/v1$/, "");
+			let next = 0;
+			const createSpec = { url: origin, method: "POST" as const, headers: jsonKey, body, path: () => "/api/v1/payment_intents" };
+			const retrieveSpec = { url: origin, method: "GET" as const, headers: { Authorization: basic }, path: () => `/api/v1/payment_intents/${ids[next++ % ids.length]}` };
+
+			if (want("create-intent") && intentsAvailable) results.set("create-intent", await measure("create-intent", gateway.proc.pid, createSpec));
+			if (want("retrieve-intent") && intentsAvailable && !results.has("retrieve-intent")) results.set("retrieve-intent", await measure("retrieve-intent", gateway.proc.pid, retrieveSpec));
+			const keyAuthSpec = { url: origin, method: "GET" as const, headers: { Authorization: basic }, path: () => "/api/v1/api-keys/me" };
+			if (want("key-auth")) results.set("key-auth", await measure("key-auth", gateway.proc.pid, keyAuthSpec));
+
+			// Floors run while the gateway idles (it keeps its heartbeat timers only).
+			const floorInsertSpec = (url: string) => ({ url, method: "POST" as const, headers: { "Content-Type": "application/json" }, body, path: () => "/api/v1/payment_intents" });
+			if (want("floor-insert")) {
+				floor = await startFloor("insert", workDir, databaseUrl);
+				results.set("floor-insert", await measure("floor-insert", floor.proc.pid, floorInsertSpec(floor.url)));
+				await stopChild(floor);
+				floor = null;
 			}
-		}
-		const origin = gateway.baseUrl.replace(/\/api\/v1$/, "");
-		let next = 0;
-		const createSpec = { url: origin, method: "POST" as const, headers: jsonKey, body, path: () => "/api/v1/payment_intents" };
-		const retrieveSpec = { url: origin, method: "GET" as const, headers: { Authorization: basic }, path: () => `/api/v1/payment_intents/${ids[next++ % ids.length]}` };
-
-		if (want("create-intent") && intentsAvailable) results.set("create-intent", await measure("create-intent", gateway.proc.pid, createSpec));
-		if (want("retrieve-intent") && intentsAvailable && !results.has("retrieve-intent")) results.set("retrieve-intent", await measure("retrieve-intent", gateway.proc.pid, retrieveSpec));
-		const keyAuthSpec = { url: origin, method: "GET" as const, headers: { Authorization: basic }, path: () => "/api/v1/api-keys/me" };
-		if (want("key-auth")) results.set("key-auth", await measure("key-auth", gateway.proc.pid, keyAuthSpec));
-
-		// Floors run while the gateway idles (it keeps its heartbeat timers only).
-		const floorInsertSpec = (url: string) => ({ url, method: "POST" as const, headers: { "Content-Type": "application/json" }, body, path: () => "/api/v1/payment_intents" });
-		if (want("floor-insert")) {
-			floor = await startFloor("insert", workDir, databaseUrl);
-			results.set("floor-insert", await measure("floor-insert", floor.proc.pid, floorInsertSpec(floor.url)));
-			await stopChild(floor);
-			floor = null;
-		}
-		if (want("floor-hello")) {
-			floor = await startFloor("hello", workDir, databaseUrl);
-			results.set("floor-hello", await measure("floor-hello", floor.proc.pid, { url: floor.url, method: "GET", path: () => "/" }));
-			await stopChild(floor);
-			floor = null;
-		}
-
-		if (want("floor-select") && ids.length > 0) {
-			floor = await startFloor("select", workDir, databaseUrl, organizationId);
-			let n = 0;
-			const probeSelect = await fetch(`${floor.url}/api/v1/payment_intents/${ids[0]}`);
-			if (probeSelect.status !== 200) throw new Error(`floor-select answered ${probeSelect.status} for an intent made in set-up`);
-			results.set("floor-select", await measure("floor-select", floor.proc.pid, { url: floor.url, method: "GET", path: () => `/api/v1/payment_intents/${ids[n++ % ids.length]}` }));
-			await stopChild(floor);
-			floor = null;
-		}
-
-		let profileReport = "";
-		if (SETTINGS.profileRequests > 0) {
-			await stopChild(gateway);
-			gateway = null;
-			const cases: ProfileCase[] = [];
-			if (want("create-intent") && intentsAvailable) cases.push({ name: "create-intent", spec: createSpec });
-			if (want("retrieve-intent") && results.get("retrieve-intent")?.available) cases.push({ name: "retrieve-intent", spec: retrieveSpec });
-			if (want("key-auth")) cases.push({ name: "key-auth", spec: keyAuthSpec });
-			try {
-				profileReport = await profilePass(gwOpts, cases, floorInsertSpec);
-			} catch (err) {
-				profileReport = `profiling pass failed: ${err instanceof Error ? err.message : String(err)}`;
+			if (want("floor-hello")) {
+				floor = await startFloor("hello", workDir, databaseUrl);
+				results.set("floor-hello", await measure("floor-hello", floor.proc.pid, { url: floor.url, method: "GET", path: () => "/" }));
+				await stopChild(floor);
+				floor = null;
 			}
-			if (!intentsAvailable) profileReport = `(create-intent and retrieve-intent not profiled: POST /payment_intents is not available)\n${profileReport}`;
+
+			if (want("floor-select") && ids.length > 0) {
+				floor = await startFloor("select", workDir, databaseUrl, organizationId);
+				let n = 0;
+				const probeSelect = await fetch(`${floor.url}/api/v1/payment_intents/${ids[0]}`);
+				if (probeSelect.status !== 200) throw new Error(`floor-select answered ${probeSelect.status} for an intent made in set-up`);
+				results.set("floor-select", await measure("floor-select", floor.proc.pid, { url: floor.url, method: "GET", path: () => `/api/v1/payment_intents/${ids[n++ % ids.length]}` }));
+				await stopChild(floor);
+				floor = null;
+			}
+
+			if (SETTINGS.profileRequests > 0) {
+				await stopChild(gateway);
+				gateway = null;
+				const cases: ProfileCase[] = [];
+				if (want("create-intent") && intentsAvailable) cases.push({ name: "create-intent", spec: createSpec });
+				if (want("retrieve-intent") && results.get("retrieve-intent")?.available) cases.push({ name: "retrieve-intent", spec: retrieveSpec });
+				if (want("key-auth")) cases.push({ name: "key-auth", spec: keyAuthSpec });
+				try {
+					profileReport = await profilePass(gwOpts, cases, floorInsertSpec);
+				} catch (err) {
+					profileReport = `profiling pass failed: ${err instanceof Error ? err.message : String(err)}`;
+				}
+				if (!intentsAvailable) profileReport = `(create-intent and retrieve-intent not profiled: POST /payment_intents is not available)\n${profileReport}`;
+			}
 		}
 
 		const lines: string[] = [];
@@ -448,6 +482,7 @@ async function main(): Promise<void> {
 		if (want("create-intent")) lines.push(caseLine(results.get("create-intent") || { name: "create-intent", available: false, note: "not run" }, results.get("floor-insert")));
 		if (want("retrieve-intent")) lines.push(caseLine(results.get("retrieve-intent") || { name: "retrieve-intent", available: false, note: "not run" }, results.get("floor-hello")));
 		for (const n of ["key-auth", "floor-insert", "floor-hello", "floor-select"]) if (results.has(n)) lines.push(caseLine(results.get(n)!));
+		if (want("sqlite-create-intent")) lines.push(caseLine(results.get("sqlite-create-intent") || { name: "sqlite-create-intent", available: false, note: "not run" }));
 		lines.push(targetsLine(results));
 		process.stdout.write(`${lines.join("\n")}\n`);
 		if (process.env.BENCH_JSON) {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { Sequelize, Options, Transaction } from "sequelize";
 import { Umzug, SequelizeStorage } from "umzug";
 import { migrations } from "../models/migrations";
+import { serializeSqliteWrites } from "./sqlite-writer";
 
 export function createSequelize(databaseUrl: string): Sequelize {
 	const common: Options = { logging: false, define: { timestamps: true } };
@@ -17,22 +18,14 @@ export function createSequelize(databaseUrl: string): Sequelize {
 			...common,
 			dialect: "sqlite",
 			storage,
-			// One writer at a time; a short busy wait instead of SQLITE_BUSY under concurrent requests.
-			pool: { max: 1, min: 0, idle: 10000 },
-			// Writers take the lock when the transaction begins, so two writing transactions queue
-			// instead of failing with SQLITE_BUSY when the second one upgrades its read lock.
+			// Writers take the lock when the transaction begins, so a writer of another process (a
+			// REPL, a script) waits in busy_timeout instead of failing when it upgrades a read lock.
 			transactionType: "IMMEDIATE" as Options["transactionType"],
+			// Only another process can still make a statement fail with SQLITE_BUSY (this one queues
+			// its writers: lib/sqlite-writer.ts); such a statement is tried again.
 			retry: { max: 5, match: [/SQLITE_BUSY/] },
 		});
-		// Per-connection settings, on every connection: the pool replaces connections (idle timeout,
-		// a connection killed after a failed rollback), and a new one without busy_timeout fails at
-		// once with SQLITE_BUSY when another process or node writes.
-		sequelize.addHook("afterConnect", async (connection: unknown) => {
-			const db = connection as { run(sql: string, cb: (err: Error | null) => void): void };
-			for (const sql of ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON"]) {
-				await new Promise<void>((resolve, reject) => db.run(sql, err => (err ? reject(err) : resolve())));
-			}
-		});
+		serializeSqliteWrites(sequelize, storage);
 		return sequelize;
 	}
 	if (databaseUrl.startsWith("mysql:") || databaseUrl.startsWith("mariadb:")) {
@@ -50,10 +43,9 @@ export function createSequelize(databaseUrl: string): Sequelize {
 
 export async function prepareSqlite(sequelize: Sequelize): Promise<void> {
 	if (sequelize.getDialect() !== "sqlite") return;
-	// WAL lets readers proceed while a write is in progress; busy_timeout waits instead of failing.
+	// WAL (kept in the file): reads proceed beside the one writer. busy_timeout and foreign keys are
+	// set on every connection as it opens (lib/sqlite-writer.ts).
 	await sequelize.query("PRAGMA journal_mode = WAL");
-	await sequelize.query("PRAGMA busy_timeout = 5000");
-	await sequelize.query("PRAGMA foreign_keys = ON");
 }
 
 export function migrator(sequelize: Sequelize): Umzug<ReturnType<Sequelize["getQueryInterface"]>> {
