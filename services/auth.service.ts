@@ -16,6 +16,7 @@ import type { AuthMeta } from "../lib/meta";
 import { safeEqual, randomToken } from "../lib/crypto";
 import { uuid } from "../lib/ids";
 import { toUserView, UserView } from "../lib/users/view";
+import { EMAIL_RULE as EMAIL } from "../lib/users/email";
 import type { User } from "../models/user.model";
 import type { Session } from "../models/session.model";
 import type { AuthCodePurpose } from "../models/auth-code.model";
@@ -98,7 +99,6 @@ type AuthThis = Service<AuthSettings> & AuthVars & AuthMethods;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 // ---- validation ----
-const EMAIL = { type: "email", normalize: true, mode: "precise", max: 254 } as const;
 /** bcrypt uses the first 72 bytes; longer passphrases are accepted (see docs/auth.md). */
 const PASSWORD = { type: "string", min: 6, max: 128 } as const;
 const NAME = { type: "string", trim: true, min: 1, max: 100 } as const;

@@ -14,6 +14,7 @@ import { registerTranslations } from "../lib/i18n";
 import type { AuthMeta } from "../lib/meta";
 import { PAGE_PARAMS, Page, pageWindow, parseFilterObject, parseSort, toPage } from "../lib/pagination";
 import { toUserView, UserView } from "../lib/users/view";
+import { EMAIL_RULE as EMAIL } from "../lib/users/email";
 import { DbMixin, SharedAdapter } from "../mixins/db.mixin";
 import type { User, UserRole, UserStatus } from "../models/user.model";
 
@@ -36,7 +37,6 @@ type UsersThis = Service<{ rest: string }> & UsersMethods & { adapter: SharedAda
 
 const ROLES: UserRole[] = ["admin", "user"];
 const STATUSES: UserStatus[] = ["active", "inactive"];
-const EMAIL = { type: "email", normalize: true, mode: "precise", max: 254 } as const;
 const PASSWORD = { type: "string", min: 6, max: 128 } as const;
 const NAME = { type: "string", trim: true, min: 1, max: 100 } as const;
 const USER_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
