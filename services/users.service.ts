@@ -12,7 +12,7 @@ import { appOf } from "../lib/app";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import type { AuthMeta } from "../lib/meta";
-import { PAGE_PARAMS, Page, pageWindow, parseFilterObject, parseSort, toPage } from "../lib/pagination";
+import { FILTER_TEXT, PAGE_PARAMS, Page, pageWindow, parseFilterObject, parseSort, toPage } from "../lib/pagination";
 import { toUserView, UserView } from "../lib/users/view";
 import { EMAIL_RULE as EMAIL } from "../lib/users/email";
 import { DbMixin, SharedAdapter } from "../mixins/db.mixin";
@@ -50,9 +50,9 @@ const checkFilters = new Validator().compile({
 	$$strict: true,
 	role: { type: "enum", values: ROLES, optional: true },
 	status: { type: "enum", values: STATUSES, optional: true },
-	email: { type: "string", max: 254, optional: true },
-	firstName: { type: "string", max: 100, optional: true },
-	lastName: { type: "string", max: 100, optional: true },
+	email: { type: "string", max: 254, optional: true, pattern: FILTER_TEXT },
+	firstName: { type: "string", max: 100, optional: true, pattern: FILTER_TEXT },
+	lastName: { type: "string", max: 100, optional: true, pattern: FILTER_TEXT },
 });
 
 interface UserFilters {
