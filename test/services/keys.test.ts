@@ -260,6 +260,43 @@ describe("keys", () => {
 		}
 	});
 
+	describe("in production (NODE_ENV=production)", () => {
+		let prod: TestNode;
+		let owner: UserWithToken;
+		beforeAll(async () => {
+			const secrets = { AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) };
+			prod = await startNode({ services: ["api", "auth", "organizations", "keys"], env: { NODE_ENV: "production", ...secrets } });
+			expect(prod.config.env).toBe("production");
+			owner = await createUserWithToken(prod);
+		});
+		afterAll(async () => prod?.stop());
+
+		it("refuses webhook URLs on internal addresses, IPv4 inside IPv6 included, on create and on PATCH", async () => {
+			const created = await prod.http("POST", `/organizations/${owner.live.id}/api-keys`, { token: owner.token, body: { webhookUrl: "https://merchant.example/hooks" } });
+			expect(created.status).toBe(201);
+			const refused = [
+				"https://127.0.0.1/h",
+				"https://169.254.169.254/latest/meta-data",
+				"https://[::ffff:127.0.0.1]/h",
+				"https://[::127.0.0.1]/h",
+				"https://[64:ff9b::a9fe:a9fe]/h",
+				"https://[2002:a9fe:a9fe::]/h",
+				"https://[fec0::1]/h",
+				"https://[fd00::1]/h",
+				"https://localhost/h",
+			];
+			for (const webhookUrl of refused) {
+				const create = await prod.http("POST", `/organizations/${owner.live.id}/api-keys`, { token: owner.token, body: { webhookUrl } });
+				expect([webhookUrl, create.status, create.body.errors]).toEqual([webhookUrl, 400, { webhookUrl: "privateAddress" }]);
+				const patch = await prod.http("PATCH", `/api-keys/${created.body.apiKey.id}`, { token: owner.token, body: { webhookUrl } });
+				expect([webhookUrl, patch.status, patch.body.errors]).toEqual([webhookUrl, 400, { webhookUrl: "privateAddress" }]);
+			}
+			expect((await prod.app.models.ApiKey.findByPk(created.body.apiKey.id))!.webhookUrl).toBe("https://merchant.example/hooks");
+			const publicV6 = await prod.http("PATCH", `/api-keys/${created.body.apiKey.id}`, { token: owner.token, body: { webhookUrl: "https://[2606:4700:4700::1111]/h" } });
+			expect(publicV6.status).toBe(200);
+		});
+	});
+
 	describe("on two nodes (NATS)", () => {
 		let first: TestNode;
 		let second: TestNode;
