@@ -24,6 +24,7 @@ registerTranslations("es", {
 	"Invalid API key": "Clave de API no válida",
 	"Invalid webhook URL": "URL de webhook no válida",
 	"Cannot update an API key in state {state}": "No se puede actualizar una clave de API en estado {state}",
+	"An organization can have at most 20 active API keys": "Una organización puede tener como máximo 20 claves de API activas",
 });
 
 export interface ApiKeyView {
@@ -55,6 +56,11 @@ interface KeysMethods extends OrgScopeMethods {
 type KeysThis = Service<{ rest: string }> & KeysMethods;
 
 const MANAGERS: MembershipRole[] = ["owner", "admin"];
+/**
+ * Active keys an organization may hold. Rate limits count per key (and per organization, see
+ * docs/gateway.md), so keys are not free budget; 20 covers a key per shop or environment.
+ */
+export const MAX_ACTIVE_KEYS_PER_ORGANIZATION = 20;
 const DEFAULT_NAME = "API key";
 /** How long a revocation waits for each gateway node to drop its cached key look-ups. */
 const GATEWAY_ACK_TIMEOUT_MS = 2_000;
@@ -68,6 +74,8 @@ const SECRET_PARAMS = { tags: { params: false, response: false } } as const;
 const CREDENTIAL = { type: "string", max: 256 } as const;
 
 const keyNotFound = () => notFound("API key not found");
+const tooManyKeys = () =>
+	badRequest(`An organization can have at most ${MAX_ACTIVE_KEYS_PER_ORGANIZATION} active API keys`, { organizationId: "tooManyApiKeys" });
 const secretContext = (keyDigest: string) => `api-key:${keyDigest}`;
 
 export function toApiKeyView(row: ApiKey): ApiKeyView {
@@ -100,23 +108,32 @@ const KeysService: ServiceSchema<{ rest: string }, KeysMethods & Record<string, 
 				webhookUrl: { ...WEBHOOK_URL, optional: true, nullable: true },
 			},
 			async handler(this: KeysThis, ctx: Ctx<{ organizationId: string; name?: string; webhookUrl?: string | null }>): Promise<CreatedApiKey> {
-				const { models, config } = appOf(this.broker);
+				const { models, config, sequelize } = appOf(this.broker);
 				const org = await this.resolveOrganization(ctx, { organizationId: ctx.params.organizationId, roles: MANAGERS });
 				this.checkWebhookUrl(ctx.params.webhookUrl);
 				const { key, secret } = generateKeyPair(org.mode);
 				const keyDigest = digest(key, config.secrets.master);
-				const row = await models.ApiKey.create({
-					organizationId: org.id,
-					createdByUserId: ctx.meta.user!.id,
-					name: ctx.params.name || DEFAULT_NAME,
-					mode: org.mode,
-					keyPrefix: keyPrefixOf(key),
-					keyDigest,
-					last4: last4Of(key),
-					secretDigest: digest(secret, config.secrets.master),
-					// Bound to this key's digest: the ciphertext cannot be moved to another row.
-					secretEncrypted: encrypt(secret, config.secrets.master, secretContext(keyDigest)),
-					webhookUrl: ctx.params.webhookUrl ?? null,
+				const row = await sequelize.transaction(async t => {
+					// The organization's row serialises concurrent creates (MySQL); SQLite's IMMEDIATE transaction does it up front.
+					await models.Organization.findByPk(org.id, { attributes: ["id"], transaction: t, lock: t.LOCK.UPDATE });
+					const active = await models.ApiKey.count({ where: { organizationId: org.id, status: "active" }, transaction: t });
+					if (active >= MAX_ACTIVE_KEYS_PER_ORGANIZATION) throw tooManyKeys();
+					return models.ApiKey.create(
+						{
+							organizationId: org.id,
+							createdByUserId: ctx.meta.user!.id,
+							name: ctx.params.name || DEFAULT_NAME,
+							mode: org.mode,
+							keyPrefix: keyPrefixOf(key),
+							keyDigest,
+							last4: last4Of(key),
+							secretDigest: digest(secret, config.secrets.master),
+							// Bound to this key's digest: the ciphertext cannot be moved to another row.
+							secretEncrypted: encrypt(secret, config.secrets.master, secretContext(keyDigest)),
+							webhookUrl: ctx.params.webhookUrl ?? null,
+						},
+						{ transaction: t },
+					);
 				});
 				ctx.meta.$statusCode = 201;
 				ctx.meta.$responseHeaders = { "Cache-Control": "no-store" };

@@ -111,6 +111,41 @@ describe("keys", () => {
 			expect(long.body.errors).toEqual({ name: "stringMax" });
 		});
 
+		it("allows 20 active keys per organization: the 21st is 400 errors.organizationId = tooManyApiKeys, a revoked key frees a place", async () => {
+			const carol = await createUserWithToken(node);
+			const create = () => node.http("POST", `/organizations/${carol.sandbox.id}/api-keys`, { token: carol.token, body: {} });
+			const made: number[] = [];
+			for (let i = 0; i < 20; i++) {
+				const res = await create();
+				expect(res.status).toBe(201);
+				made.push(res.body.apiKey.id);
+			}
+			const over = await create();
+			expect(over.status).toBe(400);
+			expect(over.body).toEqual({
+				statusCode: 400,
+				message: "An organization can have at most 20 active API keys",
+				error: "Bad Request",
+				errors: { organizationId: "tooManyApiKeys" },
+			});
+			expect(await node.app.models.ApiKey.count({ where: { organizationId: carol.sandbox.id } })).toBe(20);
+			// Per organization: the same user's live organization is not affected.
+			expect((await node.http("POST", `/organizations/${carol.live.id}/api-keys`, { token: carol.token, body: {} })).status).toBe(201);
+			// Revoked keys do not count.
+			expect((await node.http("POST", `/api-keys/${made[0]}/revoke`, { token: carol.token })).status).toBe(200);
+			expect((await create()).status).toBe(201);
+			expect((await create()).status).toBe(400);
+		});
+
+		it("holds the cap under concurrent creates", async () => {
+			const dave = await createUserWithToken(node);
+			const create = () => node.http("POST", `/organizations/${dave.sandbox.id}/api-keys`, { token: dave.token, body: {} });
+			for (let i = 0; i < 18; i++) expect((await create()).status).toBe(201);
+			const results = await Promise.all(Array.from({ length: 6 }, create));
+			expect(results.map(r => r.status).sort()).toEqual([201, 201, 400, 400, 400, 400]);
+			expect(await node.app.models.ApiKey.count({ where: { organizationId: dave.sandbox.id, status: "active" } })).toBe(20);
+		});
+
 		it("cannot be done with an API key or without credentials", async () => {
 			const { key, secret } = await createKey(alice, alice.sandbox.id);
 			expect((await node.http("POST", `/organizations/${alice.sandbox.id}/api-keys`, { key: { key, secret }, body: {} })).status).toBe(401);
