@@ -516,8 +516,11 @@ const ApiService: GatewaySchema = {
 				}
 			}
 			if (identity && countsTowardsProfile(req)) {
-				if (ctx.meta.apiKey) await this.applyLimit(req, res, PROFILE_RULES.identity, `key:${ctx.meta.apiKey.id}`);
-				else if (ctx.meta.user) await this.applyLimit(req, res, PROFILE_RULES.identity, `user:${ctx.meta.user.id}`);
+				if (ctx.meta.apiKey) {
+					await this.applyLimit(req, res, PROFILE_RULES.identity, `key:${ctx.meta.apiKey.id}`);
+					// More keys are not more budget. Only keys count here: a bearer's x-organization-id is not verified yet.
+					await this.applyLimit(req, res, PROFILE_RULES.organization, `org:${ctx.meta.apiKey.organizationId}`);
+				} else if (ctx.meta.user) await this.applyLimit(req, res, PROFILE_RULES.identity, `user:${ctx.meta.user.id}`);
 				else await this.applyLimit(req, res, PROFILE_RULES.anonymous, ipKey);
 			}
 			// moleculer-web stores the return value as ctx.meta.user.
