@@ -257,13 +257,17 @@ describe("rate limits", () => {
 			expect(other.headers.get("x-ratelimit-limit")).toBe("100");
 		});
 
-		it("allows an organization 1000 requests a minute over all its keys (10 x the per-key limit)", async () => {
-			const org = "22222222-3333-4444-8555-666666666666";
-			const orgKeys = Array.from({ length: 11 }, (_, i) => {
-				const cred = { key: `ak_test_org${String(i).padStart(2, "0")}${"0".repeat(27)}`, secret: "sk_test_" + String(i % 10).repeat(48) };
-				keys.keys.set(`${cred.key}:${cred.secret}`, { id: 100 + i, organizationId: org, mode: "sandbox" });
+		/** Eleven keys of one organization in the keys stub, as Authorization headers. */
+		function keysOfOneOrganization(organizationId: string, tag: string, firstId: number): Array<Record<string, string>> {
+			return Array.from({ length: 11 }, (_, i) => {
+				const cred = { key: `ak_test_${tag}${String(i).padStart(2, "0")}${"0".repeat(27)}`, secret: "sk_test_" + String(i % 10).repeat(48) };
+				keys.keys.set(`${cred.key}:${cred.secret}`, { id: firstId + i, organizationId, mode: "sandbox" });
 				return { Authorization: basic(cred.key, cred.secret) };
 			});
+		}
+
+		it("allows an organization 1000 requests a minute over all its keys (10 x the per-key limit)", async () => {
+			const orgKeys = keysOfOneOrganization("22222222-3333-4444-8555-666666666666", "org", 100);
 			const ip = freshIp();
 			// Ten keys spend their full 100 each: 1000 requests, all within both limits.
 			for (let k = 0; k < 10; k++) {
@@ -282,12 +286,7 @@ describe("rate limits", () => {
 		});
 
 		it("reports the organization's limit when it is the tighter one", async () => {
-			const org = "33333333-4444-4555-8666-777777777777";
-			const creds = Array.from({ length: 11 }, (_, i) => {
-				const cred = { key: `ak_test_hdr${String(i).padStart(2, "0")}${"0".repeat(27)}`, secret: "sk_test_" + String(i % 10).repeat(48) };
-				keys.keys.set(`${cred.key}:${cred.secret}`, { id: 200 + i, organizationId: org, mode: "sandbox" });
-				return { Authorization: basic(cred.key, cred.secret) };
-			});
+			const creds = keysOfOneOrganization("33333333-4444-4555-8666-777777777777", "hdr", 200);
 			const ip = freshIp();
 			for (let k = 0; k < 10; k++) {
 				const batch = await Promise.all(Array.from({ length: k < 9 ? 100 : 95 }, () => node.http("GET", "/open", { headers: from(ip, creds[k]) })));
