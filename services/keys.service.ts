@@ -13,6 +13,7 @@ import { decrypt, digest, encrypt, safeEqual } from "../lib/crypto";
 import { badRequest, notFound, unauthorized } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import type { AuthApiKey, AuthMeta } from "../lib/meta";
+import { announceKeysChanged } from "../lib/keys/announce";
 import { generateKeyPair, isWellFormedPair, keyPrefixOf, last4Of } from "../lib/keys/format";
 import { WEBHOOK_URL_MAX_LENGTH, WebhookTarget, webhookUrlProblem } from "../lib/keys/webhook-url";
 import { OrgScopeMixin, OrgScopeMethods } from "../mixins/org-scope.mixin";
@@ -62,8 +63,6 @@ const MANAGERS: MembershipRole[] = ["owner", "admin"];
  */
 export const MAX_ACTIVE_KEYS_PER_ORGANIZATION = 20;
 const DEFAULT_NAME = "API key";
-/** How long a revocation waits for each gateway node to drop its cached key look-ups. */
-const GATEWAY_ACK_TIMEOUT_MS = 2_000;
 /** Ids are INT columns: anything else names no key (400 from the validator, never a 500). */
 const KEY_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
 const NAME = { type: "string", trim: true, min: 1, max: 120 } as const;
@@ -295,22 +294,9 @@ const KeysService: ServiceSchema<{ rest: string }, KeysMethods & Record<string, 
 			return row;
 		},
 
-		/**
-		 * Every gateway caches key look-ups for 30 s. The `keys.changed` event tells every node (and
-		 * any other listener), but events are not acknowledged: a request reaching another node right
-		 * after our answer could still be served from its cache. So each gateway node is also asked
-		 * directly (`api.keysChanged`) and we wait for the answers. A node that does not answer
-		 * within the timeout holds the old answer for at most the cache's 30 s.
-		 */
+		/** Every gateway node drops the key from its cache before we answer (lib/keys/announce.ts). */
 		async announceChanged(this: KeysThis, ctx: Ctx<any>, id: number) {
-			await ctx.broadcast("keys.changed", { id });
-			const gateways = this.broker.registry
-				.getServiceList({ onlyAvailable: true })
-				.filter(s => s.name === "api")
-				.map(s => s.nodeID ?? this.broker.nodeID);
-			const results = await Promise.allSettled([...new Set(gateways)].map(nodeID => ctx.call("api.keysChanged", { id }, { nodeID, timeout: GATEWAY_ACK_TIMEOUT_MS })));
-			const failed = results.filter(r => r.status === "rejected").length;
-			if (failed > 0) this.logger.warn(`keys.changed for key ${id}: ${failed} gateway node(s) did not acknowledge; their cache expires within 30 s`);
+			await announceKeysChanged(ctx, this.broker, [id], this.logger);
 		},
 
 		checkWebhookUrl(this: KeysThis, url: string | null | undefined) {

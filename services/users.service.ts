@@ -15,6 +15,8 @@ import type { AuthMeta } from "../lib/meta";
 import { FILTER_TEXT, PAGE_PARAMS, Page, pageWindow, parseFilterObject, parseSort, toPage } from "../lib/pagination";
 import { toUserView, UserView } from "../lib/users/view";
 import { EMAIL_RULE as EMAIL } from "../lib/users/email";
+import { announceKeysChanged } from "../lib/keys/announce";
+import { revokeKeysOfOrganizationsLeftWithoutOwner } from "../lib/keys/ownerless";
 import { DbMixin, SharedAdapter } from "../mixins/db.mixin";
 import type { User, UserRole, UserStatus } from "../models/user.model";
 
@@ -245,15 +247,18 @@ const UsersService: ServiceSchema<{ rest: string }, UsersMethods & Record<string
 			auth: "admin",
 			params: { $$strict: "remove", id: USER_ID },
 			async handler(this: UsersThis, ctx: Ctx<{ id: number }>): Promise<null> {
-				const { sequelize } = appOf(this.broker);
+				const { sequelize, models, clock } = appOf(this.broker);
 				const user = await this.findUser(ctx.params.id);
-				const ended = await sequelize.transaction({ type: Transaction.TYPES.IMMEDIATE }, async t => {
-					// As DELETE /auth/me: the address is released (unique index); the row stays for audit.
+				const { ended, revokedKeys } = await sequelize.transaction({ type: Transaction.TYPES.IMMEDIATE }, async t => {
+					// As DELETE /auth/me: keys of organizations left without an owner revoked (before the user row
+					// changes: lock order, lib/keys/ownerless.ts), the address released (unique index); the row stays.
+					const revokedKeys = await revokeKeysOfOrganizationsLeftWithoutOwner(models, user.id, clock.now(), t);
 					await user.update({ email: null, pendingEmail: null }, { transaction: t });
 					await user.destroy({ transaction: t });
-					return this.endSessions(user.id, "account_deleted", t);
+					return { ended: await this.endSessions(user.id, "account_deleted", t), revokedKeys };
 				});
 				await this.announceEnded(ctx, ended);
+				await announceKeysChanged(ctx, this.broker, revokedKeys, this.logger);
 				ctx.meta.$statusCode = 204;
 				return null;
 			},

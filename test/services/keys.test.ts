@@ -17,7 +17,7 @@ describe("keys", () => {
 	const changed: unknown[] = [];
 
 	beforeAll(async () => {
-		node = await startNode({ services: ["api", "auth", "organizations", "keys"] });
+		node = await startNode({ services: ["api", "auth", "organizations", "keys", "users"] });
 		node.broker.createService({
 			name: "keys-spy",
 			events: {
@@ -295,6 +295,85 @@ describe("keys", () => {
 		}
 	});
 
+	describe("when an owner is deleted", () => {
+		async function keyOf(user: UserWithToken, orgId: string) {
+			const { apiKey, key, secret } = await createKey(user, orgId);
+			return { id: apiKey.id as number, cred: { key, secret } };
+		}
+		const status = async (id: number) => (await node.app.models.ApiKey.findByPk(id))!.status;
+
+		it("DELETE /auth/me of the sole owner revokes the keys of their organizations: 401 at once", async () => {
+			const owner = await createUserWithToken(node);
+			const sandbox = await keyOf(owner, owner.sandbox.id);
+			const live = await keyOf(owner, owner.live.id);
+			// Cached by the gateway before the deletion.
+			expect((await node.http("GET", "/api-keys/me", { key: sandbox.cred })).status).toBe(200);
+			const before = changed.length;
+			const deletedFrom = node.clock.now().getTime();
+			expect((await node.http("DELETE", "/auth/me", { token: owner.token })).status).toBe(204);
+			for (const k of [sandbox, live]) {
+				const res = await node.http("GET", "/api-keys/me", { key: k.cred });
+				expect(res.status).toBe(401);
+				expect(res.body.message).toBe("Invalid API key");
+				expect(await status(k.id)).toBe("revoked");
+				const revokedAt = (await node.app.models.ApiKey.findByPk(k.id))!.revokedAt!.getTime();
+				expect(revokedAt >= deletedFrom && revokedAt <= node.clock.now().getTime()).toBe(true);
+			}
+			expect(changed.slice(before)).toEqual(expect.arrayContaining([{ id: sandbox.id }, { id: live.id }]));
+			// The organizations and their data stay.
+			expect(await node.app.models.Organization.findByPk(owner.sandbox.id)).not.toBeNull();
+		});
+
+		it("DELETE /users/:id (admin) does the same; organizations that keep another owner keep their keys", async () => {
+			const admin = await createUserWithToken(node, { role: "admin" });
+			const owner = await createUserWithToken(node);
+			const coOwner = await createUserWithToken(node);
+			// The owner's live organization has a second owner; their sandbox has only an admin member.
+			await node.app.models.Membership.create({ organizationId: owner.live.id, userId: coOwner.user.id, role: "owner" });
+			await node.app.models.Membership.create({ organizationId: owner.sandbox.id, userId: coOwner.user.id, role: "admin" });
+			const shared = await keyOf(owner, owner.live.id);
+			const alone = await keyOf(owner, owner.sandbox.id);
+			const coOwnersOwn = await keyOf(coOwner, coOwner.sandbox.id);
+			expect((await node.http("DELETE", `/users/${owner.user.id}`, { token: admin.token })).status).toBe(204);
+			expect((await node.http("GET", "/api-keys/me", { key: alone.cred })).status).toBe(401);
+			expect(await status(alone.id)).toBe("revoked");
+			for (const k of [shared, coOwnersOwn]) {
+				expect((await node.http("GET", "/api-keys/me", { key: k.cred })).status).toBe(200);
+				expect(await status(k.id)).toBe("active");
+			}
+			// The last owner of the live organization goes too: now its keys are revoked.
+			expect((await node.http("DELETE", "/auth/me", { token: coOwner.token })).status).toBe(204);
+			expect((await node.http("GET", "/api-keys/me", { key: shared.cred })).status).toBe(401);
+			expect(await status(coOwnersOwn.id)).toBe("revoked");
+		});
+
+		it("two co-owners deleted at the same moment leave no key working", async () => {
+			for (let round = 0; round < 3; round++) {
+				const a = await createUserWithToken(node);
+				const b = await createUserWithToken(node);
+				await node.app.models.Membership.create({ organizationId: a.sandbox.id, userId: b.user.id, role: "owner" });
+				const k = await keyOf(a, a.sandbox.id);
+				const results = await Promise.all([a, b].map(u => node.http("DELETE", "/auth/me", { token: u.token })));
+				expect(results.map(r => r.status)).toEqual([204, 204]);
+				expect(await status(k.id)).toBe("revoked");
+				expect((await node.http("GET", "/api-keys/me", { key: k.cred })).status).toBe(401);
+			}
+		});
+
+		it("an owner whose co-owner was deleted earlier is the last owner", async () => {
+			const admin = await createUserWithToken(node, { role: "admin" });
+			const a = await createUserWithToken(node);
+			const b = await createUserWithToken(node);
+			await node.app.models.Membership.create({ organizationId: a.sandbox.id, userId: b.user.id, role: "owner" });
+			const k = await keyOf(a, a.sandbox.id);
+			expect((await node.http("DELETE", `/users/${b.user.id}`, { token: admin.token })).status).toBe(204);
+			expect(await status(k.id)).toBe("active");
+			expect((await node.http("DELETE", `/users/${a.user.id}`, { token: admin.token })).status).toBe(204);
+			expect(await status(k.id)).toBe("revoked");
+			expect((await node.http("GET", "/api-keys/me", { key: k.cred })).status).toBe(401);
+		});
+	});
+
 	describe("in production (NODE_ENV=production)", () => {
 		let prod: TestNode;
 		let owner: UserWithToken;
@@ -339,7 +418,7 @@ describe("keys", () => {
 		beforeAll(async () => {
 			// Own namespace: other test runs on the same NATS server never meet these nodes.
 			const env = { TRANSPORTER: "nats://127.0.0.1:4222", NAMESPACE: `keys-${crypto.randomBytes(4).toString("hex")}` };
-			first = await startNode({ services: ["api", "auth", "organizations", "keys"], env });
+			first = await startNode({ services: ["api", "auth", "organizations", "keys", "users"], env });
 			// A second gateway only: it reaches auth and keys over the transporter.
 			second = await startNode({ services: ["api"], env, shareWith: first });
 			await second.broker.waitForServices(["auth", "keys", "organizations"], 15_000);
@@ -364,6 +443,18 @@ describe("keys", () => {
 			// The second gateway caches its answer.
 			for (let i = 0; i < 2; i++) expect((await second.http("GET", "/api-keys/me", { key })).status).toBe(200);
 			expect((await first.http("POST", `/api-keys/${created.body.apiKey.id}/revoke`, { token: owner.token })).status).toBe(200);
+			const after = await second.http("GET", "/api-keys/me", { key });
+			expect(after.status).toBe(401);
+			expect(after.body.message).toBe("Invalid API key");
+		});
+
+		it("the keys of a deleted sole owner are refused by the next request on the other node", async () => {
+			const owner = await createUserWithToken(first);
+			const created = await first.http("POST", `/organizations/${owner.live.id}/api-keys`, { token: owner.token, body: {} });
+			expect(created.status).toBe(201);
+			const key = { key: created.body.key, secret: created.body.secret };
+			for (let i = 0; i < 2; i++) expect((await second.http("GET", "/api-keys/me", { key })).status).toBe(200);
+			expect((await first.http("DELETE", "/auth/me", { token: owner.token })).status).toBe(204);
 			const after = await second.http("GET", "/api-keys/me", { key });
 			expect(after.status).toBe(401);
 			expect(after.body.message).toBe("Invalid API key");
