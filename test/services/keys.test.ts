@@ -435,29 +435,25 @@ describe("keys", () => {
 			await first?.stop();
 		});
 
-		it("a key revoked on one node is refused by the next request on the other", async () => {
+		/** A new key on the first node, answered (and so cached) twice by the second gateway; `end` must make it 401 there. */
+		async function refusedOnSecondAfter(end: (owner: UserWithToken, keyId: number) => Promise<number>) {
 			const owner = await createUserWithToken(first);
 			const created = await first.http("POST", `/organizations/${owner.sandbox.id}/api-keys`, { token: owner.token, body: {} });
 			expect(created.status).toBe(201);
 			const key = { key: created.body.key, secret: created.body.secret };
-			// The second gateway caches its answer.
 			for (let i = 0; i < 2; i++) expect((await second.http("GET", "/api-keys/me", { key })).status).toBe(200);
-			expect((await first.http("POST", `/api-keys/${created.body.apiKey.id}/revoke`, { token: owner.token })).status).toBe(200);
+			expect([200, 204]).toContain(await end(owner, created.body.apiKey.id));
 			const after = await second.http("GET", "/api-keys/me", { key });
 			expect(after.status).toBe(401);
 			expect(after.body.message).toBe("Invalid API key");
+		}
+
+		it("a key revoked on one node is refused by the next request on the other", async () => {
+			await refusedOnSecondAfter(async (owner, id) => (await first.http("POST", `/api-keys/${id}/revoke`, { token: owner.token })).status);
 		});
 
 		it("the keys of a deleted sole owner are refused by the next request on the other node", async () => {
-			const owner = await createUserWithToken(first);
-			const created = await first.http("POST", `/organizations/${owner.live.id}/api-keys`, { token: owner.token, body: {} });
-			expect(created.status).toBe(201);
-			const key = { key: created.body.key, secret: created.body.secret };
-			for (let i = 0; i < 2; i++) expect((await second.http("GET", "/api-keys/me", { key })).status).toBe(200);
-			expect((await first.http("DELETE", "/auth/me", { token: owner.token })).status).toBe(204);
-			const after = await second.http("GET", "/api-keys/me", { key });
-			expect(after.status).toBe(401);
-			expect(after.body.message).toBe("Invalid API key");
+			await refusedOnSecondAfter(async owner => (await first.http("DELETE", "/auth/me", { token: owner.token })).status);
 		});
 	});
 });
