@@ -169,6 +169,23 @@ function resolveSecrets(env: Env, dataDir: string, production: boolean): AppConf
 	return secrets;
 }
 
+/**
+ * Production without PAYMENTS_WEBHOOK_SECRET: inbound POST /webhooks answers 503 instead of
+ * taking unsigned events, which anyone could post (docs/webhooks.md "Inbound events").
+ */
+export function inboundWebhooksRefused(config: Pick<AppConfig, "env" | "paymentsWebhookSecret">): boolean {
+	return config.env === "production" && !config.paymentsWebhookSecret;
+}
+
+/** Settings a node runs with that turn something off: logged once when it starts (lib/node.ts). */
+export function startupWarnings(config: AppConfig, services: string[]): string[] {
+	const out: string[] = [];
+	if (services.includes("webhooks") && inboundWebhooksRefused(config)) {
+		out.push("PAYMENTS_WEBHOOK_SECRET is not set: inbound POST /webhooks answers 503 and takes no event until it is (production refuses unsigned events)");
+	}
+	return out;
+}
+
 export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): AppConfig {
 	const env = envIn;
 	const nodeEnv = env.NODE_ENV === "production" ? "production" : env.NODE_ENV === "test" ? "test" : "development";

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ServiceBroker, ServiceSchema } from "moleculer";
 import Redis from "ioredis";
-import type { AppConfig } from "./config";
+import { AppConfig, startupWarnings } from "./config";
 import { createSequelize, runMigrations } from "./db";
 import { defineModels } from "../models";
 import { attachApp, App } from "./app";
@@ -67,5 +67,6 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 		if (!file) throw new Error(`Configuration: unknown service "${name}" in SERVICES (known: ${Object.keys(available).join(", ")})`);
 		broker.createService(loadServiceSchema(file));
 	}
+	for (const warning of startupWarnings(config, wanted)) broker.logger.warn(warning);
 	return broker;
 }

@@ -30,6 +30,13 @@ export const PAGE_PARAMS = {
 	limit: { type: "number", integer: true, min: 1, max: MAX_LIMIT, convert: true, optional: true },
 } as const;
 
+/**
+ * Text filters of list routes (search, e-mail, ids...): any text without a NUL byte. The ORM
+ * writes WHERE values into the statement's text, which SQLite's driver ends at a NUL (a 500), and
+ * no stored value is looked for by one; such a filter is 400 `stringPattern`.
+ */
+export const FILTER_TEXT = /^[^\u0000]*$/;
+
 export function pageWindow(page: number | undefined, limit: number | undefined): PageWindow {
 	const p = page ?? DEFAULT_PAGE;
 	const l = Math.min(limit ?? DEFAULT_LIMIT, MAX_LIMIT);

@@ -3,7 +3,8 @@
  * (shared by every gateway node) when Redis is configured, in memory otherwise.
  *
  * - Per-IP limits of sensitive endpoints always apply (unless RATE_LIMIT=off).
- * - Profile `identity` (default): 100/min per API key or user; 10/min per IP when unauthenticated.
+ * - Profile `identity` (default): 100/min per API key or user; 10/min per IP when unauthenticated;
+ *   and 1000/min per organization over all its API keys (10 x the per-key limit).
  * - Profile `ip`: 600/min per IP on every endpoint.
  *
  * Endpoint rules are matched against the route that serves the request (the alias path, e.g.
@@ -48,8 +49,12 @@ export const ENDPOINT_RULES: Array<{ method: string; pattern: RegExp; rule: Limi
 	},
 ];
 
+/** An organization's keys together may use this many times one key's budget (docs/gateway.md). */
+export const ORGANIZATION_KEY_MULTIPLE = 10;
+
 export const PROFILE_RULES = {
 	identity: { name: "identity", points: 100, durationSeconds: 60 },
+	organization: { name: "organization", points: 100 * ORGANIZATION_KEY_MULTIPLE, durationSeconds: 60 },
 	anonymous: { name: "anonymous-ip", points: 10, durationSeconds: 60 },
 	ip: { name: "ip", points: 600, durationSeconds: 60 },
 } satisfies Record<string, LimitRule>;

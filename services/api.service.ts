@@ -16,6 +16,7 @@ import { appOf } from "../lib/app";
 import { pickLang, translate } from "../lib/i18n";
 import { STATUS_PHRASES, badRequest, httpError, serviceUnavailable, unauthorized } from "../lib/errors";
 import { digest } from "../lib/crypto";
+import { verifyToken } from "../lib/auth/tokens";
 import { GatewayRateLimiter, LimitRule, LimitState, PROFILE_RULES, RateLimitExceededError, limitKeyForIp, rateLimitHeaders } from "../lib/rate-limit";
 import { TtlCache } from "../lib/ttl-cache";
 import type { AuthApiKey, AuthMeta, AuthRequirement, AuthUser } from "../lib/meta";
@@ -404,13 +405,8 @@ const ApiService: GatewaySchema = {
 			const isRefresh = requirement === "refresh";
 			let claims: jwt.JwtPayload;
 			try {
-				// HS256 only: `none` and public-key algorithms are refused. Time is the app clock (tests move it).
-				const verified = jwt.verify(token, isRefresh ? config.secrets.refresh : config.secrets.jwt, {
-					algorithms: ["HS256"],
-					clockTimestamp: Math.floor(clock.now().getTime() / 1000),
-				});
-				if (typeof verified !== "object" || verified === null) throw new Error("payload is not an object");
-				claims = verified;
+				// HS256 only, `exp` required. Time is the app clock (tests move it).
+				claims = verifyToken(token, isRefresh ? config.secrets.refresh : config.secrets.jwt, Math.floor(clock.now().getTime() / 1000));
 			} catch (err) {
 				if (err instanceof jwt.TokenExpiredError) throw unauthorized("Token expired");
 				throw unauthorized("Invalid token");
@@ -520,8 +516,11 @@ const ApiService: GatewaySchema = {
 				}
 			}
 			if (identity && countsTowardsProfile(req)) {
-				if (ctx.meta.apiKey) await this.applyLimit(req, res, PROFILE_RULES.identity, `key:${ctx.meta.apiKey.id}`);
-				else if (ctx.meta.user) await this.applyLimit(req, res, PROFILE_RULES.identity, `user:${ctx.meta.user.id}`);
+				if (ctx.meta.apiKey) {
+					await this.applyLimit(req, res, PROFILE_RULES.identity, `key:${ctx.meta.apiKey.id}`);
+					// More keys are not more budget. Only keys count here: a bearer's x-organization-id is not verified yet.
+					await this.applyLimit(req, res, PROFILE_RULES.organization, `org:${ctx.meta.apiKey.organizationId}`);
+				} else if (ctx.meta.user) await this.applyLimit(req, res, PROFILE_RULES.identity, `user:${ctx.meta.user.id}`);
 				else await this.applyLimit(req, res, PROFILE_RULES.anonymous, ipKey);
 			}
 			// moleculer-web stores the return value as ctx.meta.user.

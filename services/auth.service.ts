@@ -16,6 +16,9 @@ import type { AuthMeta } from "../lib/meta";
 import { safeEqual, randomToken } from "../lib/crypto";
 import { uuid } from "../lib/ids";
 import { toUserView, UserView } from "../lib/users/view";
+import { EMAIL_RULE as EMAIL } from "../lib/users/email";
+import { announceKeysChanged } from "../lib/keys/announce";
+import { revokeKeysOfOrganizationsLeftWithoutOwner } from "../lib/keys/ownerless";
 import type { User } from "../models/user.model";
 import type { Session } from "../models/session.model";
 import type { AuthCodePurpose } from "../models/auth-code.model";
@@ -98,7 +101,6 @@ type AuthThis = Service<AuthSettings> & AuthVars & AuthMethods;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 // ---- validation ----
-const EMAIL = { type: "email", normalize: true, mode: "precise", max: 254 } as const;
 /** bcrypt uses the first 72 bytes; longer passphrases are accepted (see docs/auth.md). */
 const PASSWORD = { type: "string", min: 6, max: 128 } as const;
 const NAME = { type: "string", trim: true, min: 1, max: 100 } as const;
@@ -637,16 +639,19 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			auth: "jwt",
 			params: { $$strict: "remove" },
 			async handler(this: AuthThis, ctx: Ctx): Promise<null> {
-				const { sequelize } = appOf(this.broker);
+				const { sequelize, models } = appOf(this.broker);
 				const user = await this.currentUser(ctx);
-				const ended = await sequelize.transaction(async t => {
+				const { ended, revokedKeys } = await sequelize.transaction(async t => {
+					// Before the user row changes (lock order, lib/keys/ownerless.ts).
+					const revokedKeys = await revokeKeysOfOrganizationsLeftWithoutOwner(models, user.id, new Date(this.nowMs()), t);
 					// The address is released (unique index) so it can sign up again; the row stays for audit.
 					await user.update({ email: null, pendingEmail: null }, { transaction: t });
 					await user.destroy({ transaction: t });
 					await this.revokeLinks(user.id, ["confirm", "confirmNew", "reset"], t);
-					return this.closeSessions({ userId: user.id }, "account_deleted", t);
+					return { ended: await this.closeSessions({ userId: user.id }, "account_deleted", t), revokedKeys };
 				});
 				await this.announceEnded(ctx, ended);
+				await announceKeysChanged(ctx, this.broker, revokedKeys, this.logger);
 				ctx.meta.$statusCode = 204;
 				return null;
 			},

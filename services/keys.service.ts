@@ -13,6 +13,7 @@ import { decrypt, digest, encrypt, safeEqual } from "../lib/crypto";
 import { badRequest, notFound, unauthorized } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import type { AuthApiKey, AuthMeta } from "../lib/meta";
+import { announceKeysChanged } from "../lib/keys/announce";
 import { generateKeyPair, isWellFormedPair, keyPrefixOf, last4Of } from "../lib/keys/format";
 import { WEBHOOK_URL_MAX_LENGTH, WebhookTarget, webhookUrlProblem } from "../lib/keys/webhook-url";
 import { OrgScopeMixin, OrgScopeMethods } from "../mixins/org-scope.mixin";
@@ -24,6 +25,7 @@ registerTranslations("es", {
 	"Invalid API key": "Clave de API no válida",
 	"Invalid webhook URL": "URL de webhook no válida",
 	"Cannot update an API key in state {state}": "No se puede actualizar una clave de API en estado {state}",
+	"An organization can have at most 20 active API keys": "Una organización puede tener como máximo 20 claves de API activas",
 });
 
 export interface ApiKeyView {
@@ -55,9 +57,12 @@ interface KeysMethods extends OrgScopeMethods {
 type KeysThis = Service<{ rest: string }> & KeysMethods;
 
 const MANAGERS: MembershipRole[] = ["owner", "admin"];
+/**
+ * Active keys an organization may hold. Rate limits count per key (and per organization, see
+ * docs/gateway.md), so keys are not free budget; 20 covers a key per shop or environment.
+ */
+export const MAX_ACTIVE_KEYS_PER_ORGANIZATION = 20;
 const DEFAULT_NAME = "API key";
-/** How long a revocation waits for each gateway node to drop its cached key look-ups. */
-const GATEWAY_ACK_TIMEOUT_MS = 2_000;
 /** Ids are INT columns: anything else names no key (400 from the validator, never a 500). */
 const KEY_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
 const NAME = { type: "string", trim: true, min: 1, max: 120 } as const;
@@ -68,6 +73,8 @@ const SECRET_PARAMS = { tags: { params: false, response: false } } as const;
 const CREDENTIAL = { type: "string", max: 256 } as const;
 
 const keyNotFound = () => notFound("API key not found");
+const tooManyKeys = () =>
+	badRequest(`An organization can have at most ${MAX_ACTIVE_KEYS_PER_ORGANIZATION} active API keys`, { organizationId: "tooManyApiKeys" });
 const secretContext = (keyDigest: string) => `api-key:${keyDigest}`;
 
 export function toApiKeyView(row: ApiKey): ApiKeyView {
@@ -100,23 +107,32 @@ const KeysService: ServiceSchema<{ rest: string }, KeysMethods & Record<string, 
 				webhookUrl: { ...WEBHOOK_URL, optional: true, nullable: true },
 			},
 			async handler(this: KeysThis, ctx: Ctx<{ organizationId: string; name?: string; webhookUrl?: string | null }>): Promise<CreatedApiKey> {
-				const { models, config } = appOf(this.broker);
+				const { models, config, sequelize } = appOf(this.broker);
 				const org = await this.resolveOrganization(ctx, { organizationId: ctx.params.organizationId, roles: MANAGERS });
 				this.checkWebhookUrl(ctx.params.webhookUrl);
 				const { key, secret } = generateKeyPair(org.mode);
 				const keyDigest = digest(key, config.secrets.master);
-				const row = await models.ApiKey.create({
-					organizationId: org.id,
-					createdByUserId: ctx.meta.user!.id,
-					name: ctx.params.name || DEFAULT_NAME,
-					mode: org.mode,
-					keyPrefix: keyPrefixOf(key),
-					keyDigest,
-					last4: last4Of(key),
-					secretDigest: digest(secret, config.secrets.master),
-					// Bound to this key's digest: the ciphertext cannot be moved to another row.
-					secretEncrypted: encrypt(secret, config.secrets.master, secretContext(keyDigest)),
-					webhookUrl: ctx.params.webhookUrl ?? null,
+				const row = await sequelize.transaction(async t => {
+					// The organization's row serialises concurrent creates (MySQL); SQLite's IMMEDIATE transaction does it up front.
+					await models.Organization.findByPk(org.id, { attributes: ["id"], transaction: t, lock: t.LOCK.UPDATE });
+					const active = await models.ApiKey.count({ where: { organizationId: org.id, status: "active" }, transaction: t });
+					if (active >= MAX_ACTIVE_KEYS_PER_ORGANIZATION) throw tooManyKeys();
+					return models.ApiKey.create(
+						{
+							organizationId: org.id,
+							createdByUserId: ctx.meta.user!.id,
+							name: ctx.params.name || DEFAULT_NAME,
+							mode: org.mode,
+							keyPrefix: keyPrefixOf(key),
+							keyDigest,
+							last4: last4Of(key),
+							secretDigest: digest(secret, config.secrets.master),
+							// Bound to this key's digest: the ciphertext cannot be moved to another row.
+							secretEncrypted: encrypt(secret, config.secrets.master, secretContext(keyDigest)),
+							webhookUrl: ctx.params.webhookUrl ?? null,
+						},
+						{ transaction: t },
+					);
 				});
 				ctx.meta.$statusCode = 201;
 				ctx.meta.$responseHeaders = { "Cache-Control": "no-store" };
@@ -278,22 +294,9 @@ const KeysService: ServiceSchema<{ rest: string }, KeysMethods & Record<string, 
 			return row;
 		},
 
-		/**
-		 * Every gateway caches key look-ups for 30 s. The `keys.changed` event tells every node (and
-		 * any other listener), but events are not acknowledged: a request reaching another node right
-		 * after our answer could still be served from its cache. So each gateway node is also asked
-		 * directly (`api.keysChanged`) and we wait for the answers. A node that does not answer
-		 * within the timeout holds the old answer for at most the cache's 30 s.
-		 */
+		/** Every gateway node drops the key from its cache before we answer (lib/keys/announce.ts). */
 		async announceChanged(this: KeysThis, ctx: Ctx<any>, id: number) {
-			await ctx.broadcast("keys.changed", { id });
-			const gateways = this.broker.registry
-				.getServiceList({ onlyAvailable: true })
-				.filter(s => s.name === "api")
-				.map(s => s.nodeID ?? this.broker.nodeID);
-			const results = await Promise.allSettled([...new Set(gateways)].map(nodeID => ctx.call("api.keysChanged", { id }, { nodeID, timeout: GATEWAY_ACK_TIMEOUT_MS })));
-			const failed = results.filter(r => r.status === "rejected").length;
-			if (failed > 0) this.logger.warn(`keys.changed for key ${id}: ${failed} gateway node(s) did not acknowledge; their cache expires within 30 s`);
+			await announceKeysChanged(ctx, this.broker, [id], this.logger);
 		},
 
 		checkWebhookUrl(this: KeysThis, url: string | null | undefined) {

@@ -17,7 +17,8 @@ import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
 import { amountRule } from "../lib/money";
 import type { TokenView } from "../lib/networks/view";
-import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
+import { FILTER_TEXT, PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
+import { EMAIL_RULE } from "../lib/users/email";
 import { PayerPair, quoteCheckout, quoteView, resolvePair, resolvePayer } from "../lib/payments/checkout";
 import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
 import { canTransition, OPEN_STATES, transition, transitionError } from "../lib/payments/intent-state";
@@ -194,12 +195,12 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				$$strict: "remove",
 				...PAGE_PARAMS,
 				organizationId: { type: "string", max: 100, optional: true },
-				search: { type: "string", max: 200, optional: true },
+				search: { type: "string", max: 200, optional: true, pattern: FILTER_TEXT },
 				status: { type: "enum", values: [...LINK_STATUSES], optional: true },
-				networkId: { type: "string", max: 100, optional: true },
-				tokenId: { type: "string", max: 100, optional: true },
-				payerEmail: { type: "string", max: 254, optional: true },
-				payerAddress: { type: "string", max: 200, optional: true },
+				networkId: { type: "string", max: 100, optional: true, pattern: FILTER_TEXT },
+				tokenId: { type: "string", max: 100, optional: true, pattern: FILTER_TEXT },
+				payerEmail: { type: "string", max: 254, optional: true, pattern: FILTER_TEXT },
+				payerAddress: { type: "string", max: 200, optional: true, pattern: FILTER_TEXT },
 			},
 			async handler(this: LinksThis, ctx: Ctx<ListLinksParams>) {
 				const app = appOf(this.broker);
@@ -480,7 +481,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				$$strict: "remove",
 				slug: SLUG,
 				...PAYER_FIELDS,
-				payerEmail: { type: "email", max: 254, optional: true },
+				payerEmail: { type: "email", max: 254, optional: true, custom: EMAIL_RULE.custom },
 				payerAddress: { type: "string", min: 1, max: 200, optional: true },
 			},
 			async handler(this: LinksThis, ctx: Ctx<CheckoutParams>) {

@@ -15,6 +15,7 @@ import type { AuthMeta } from "../lib/meta";
 import { MAIL_TEMPLATES, MailTemplate, MailTemplateError, renderMail } from "../lib/mail/templates";
 import { writeOutboxMail } from "../lib/mail/outbox";
 import { registerTranslations } from "../lib/i18n";
+import { EMAIL_RULE } from "../lib/users/email";
 
 registerTranslations("es", { "Mail delivery failed": "No se pudo enviar el correo" });
 
@@ -42,7 +43,7 @@ const MailService: ServiceSchema<MailSettings, Record<string, never>, MailVars> 
 			auth: "public",
 			params: {
 				$$strict: "remove",
-				to: { type: "email", normalize: true, mode: "precise", max: 254 },
+				to: EMAIL_RULE,
 				template: { type: "enum", values: [...MAIL_TEMPLATES] },
 				data: { type: "object", optional: true },
 				lang: { type: "string", optional: true, max: 10 },

@@ -12,8 +12,11 @@ import { appOf } from "../lib/app";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import type { AuthMeta } from "../lib/meta";
-import { PAGE_PARAMS, Page, pageWindow, parseFilterObject, parseSort, toPage } from "../lib/pagination";
+import { FILTER_TEXT, PAGE_PARAMS, Page, pageWindow, parseFilterObject, parseSort, toPage } from "../lib/pagination";
 import { toUserView, UserView } from "../lib/users/view";
+import { EMAIL_RULE as EMAIL } from "../lib/users/email";
+import { announceKeysChanged } from "../lib/keys/announce";
+import { revokeKeysOfOrganizationsLeftWithoutOwner } from "../lib/keys/ownerless";
 import { DbMixin, SharedAdapter } from "../mixins/db.mixin";
 import type { User, UserRole, UserStatus } from "../models/user.model";
 
@@ -36,7 +39,6 @@ type UsersThis = Service<{ rest: string }> & UsersMethods & { adapter: SharedAda
 
 const ROLES: UserRole[] = ["admin", "user"];
 const STATUSES: UserStatus[] = ["active", "inactive"];
-const EMAIL = { type: "email", normalize: true, mode: "precise", max: 254 } as const;
 const PASSWORD = { type: "string", min: 6, max: 128 } as const;
 const NAME = { type: "string", trim: true, min: 1, max: 100 } as const;
 const USER_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
@@ -50,9 +52,9 @@ const checkFilters = new Validator().compile({
 	$$strict: true,
 	role: { type: "enum", values: ROLES, optional: true },
 	status: { type: "enum", values: STATUSES, optional: true },
-	email: { type: "string", max: 254, optional: true },
-	firstName: { type: "string", max: 100, optional: true },
-	lastName: { type: "string", max: 100, optional: true },
+	email: { type: "string", max: 254, optional: true, pattern: FILTER_TEXT },
+	firstName: { type: "string", max: 100, optional: true, pattern: FILTER_TEXT },
+	lastName: { type: "string", max: 100, optional: true, pattern: FILTER_TEXT },
 });
 
 interface UserFilters {
@@ -245,15 +247,18 @@ const UsersService: ServiceSchema<{ rest: string }, UsersMethods & Record<string
 			auth: "admin",
 			params: { $$strict: "remove", id: USER_ID },
 			async handler(this: UsersThis, ctx: Ctx<{ id: number }>): Promise<null> {
-				const { sequelize } = appOf(this.broker);
+				const { sequelize, models, clock } = appOf(this.broker);
 				const user = await this.findUser(ctx.params.id);
-				const ended = await sequelize.transaction({ type: Transaction.TYPES.IMMEDIATE }, async t => {
-					// As DELETE /auth/me: the address is released (unique index); the row stays for audit.
+				const { ended, revokedKeys } = await sequelize.transaction({ type: Transaction.TYPES.IMMEDIATE }, async t => {
+					// As DELETE /auth/me: keys of organizations left without an owner revoked (before the user row
+					// changes: lock order, lib/keys/ownerless.ts), the address released (unique index); the row stays.
+					const revokedKeys = await revokeKeysOfOrganizationsLeftWithoutOwner(models, user.id, clock.now(), t);
 					await user.update({ email: null, pendingEmail: null }, { transaction: t });
 					await user.destroy({ transaction: t });
-					return this.endSessions(user.id, "account_deleted", t);
+					return { ended: await this.endSessions(user.id, "account_deleted", t), revokedKeys };
 				});
 				await this.announceEnded(ctx, ended);
+				await announceKeysChanged(ctx, this.broker, revokedKeys, this.logger);
 				ctx.meta.$statusCode = 204;
 				return null;
 			},

@@ -14,7 +14,8 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import { sha256Hex } from "../lib/crypto";
-import { badRequest, notFound } from "../lib/errors";
+import { badRequest, notFound, serviceUnavailable } from "../lib/errors";
+import { inboundWebhooksRefused } from "../lib/config";
 import { registerTranslations } from "../lib/i18n";
 import { uuid } from "../lib/ids";
 import type { AuthMeta } from "../lib/meta";
@@ -142,6 +143,9 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			},
 			async handler(this: WebhooksThis, ctx: Ctx<{ id?: string; type: string; data: { object: Record<string, unknown> } }>) {
 				const { config, models, clock } = appOf(this.broker);
+				// Production takes signed events only; without a secret, none: 503, so senders retry once it is
+				// set (the reason is logged at start, lib/node.ts; the gateway answers every 503 the same).
+				if (inboundWebhooksRefused(config)) throw serviceUnavailable();
 				const meta = ctx.meta;
 				const secret = config.paymentsWebhookSecret;
 				let verified = false;

@@ -1,6 +1,7 @@
 /**
  * Access and refresh tokens (JWT HS256, jsonwebtoken). `iat`/`exp` come from the caller's clock
- * so tests can move time; the gateway verifies them (services/api.service.ts resolveBearer).
+ * so tests can move time; the gateway verifies them with `verifyToken` (services/api.service.ts
+ * resolveBearer).
  * The refresh token carries a random nonce; the session row keeps only its keyed digest, and a
  * refresh replaces it, so an old refresh token is recognisable as reuse.
  */
@@ -50,4 +51,17 @@ export function generateNonce(): string {
 
 export function nonceDigest(nonce: string, key: string): string {
 	return digest(`refresh:${nonce}`, key);
+}
+
+/**
+ * The claims of a token we signed with `secret`, at `nowSeconds` (the app clock). HS256 only
+ * (`none` and public-key algorithms are refused). jsonwebtoken checks `exp` only when a token has
+ * one; every token we issue has it, so one without is not ours and never expires: refused.
+ * Throws jsonwebtoken's errors (TokenExpiredError for an expired token).
+ */
+export function verifyToken(token: string, secret: string, nowSeconds: number): jwt.JwtPayload {
+	const verified = jwt.verify(token, secret, { algorithms: ["HS256"], clockTimestamp: nowSeconds });
+	if (typeof verified !== "object" || verified === null) throw new jwt.JsonWebTokenError("payload is not an object");
+	if (typeof verified.exp !== "number") throw new jwt.JsonWebTokenError("jwt exp required");
+	return verified;
 }

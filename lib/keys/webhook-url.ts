@@ -1,12 +1,13 @@
 /**
  * Which webhook URLs an API key may carry. Always: an absolute http(s) URL without credentials,
- * at most 2048 characters. In production (decisions.md "Webhooks"): HTTPS only, and no loopback,
- * private, link-local or otherwise internal literal address or `localhost`.
+ * at most 2048 characters. In production (decisions.md "Webhooks"): HTTPS only, no `localhost`,
+ * and no literal address that is not global unicast.
  *
  * This checks the URL as written. A host NAME that resolves to an internal address can only be
- * caught when connecting; the webhook sender must re-check the resolved address before sending.
+ * caught when connecting; the webhook sender re-checks the resolved address with the same
+ * classifier (lib/webhooks/sender.ts) before sending.
  */
-import net from "node:net";
+import ipaddr from "ipaddr.js";
 
 /** What the webhook sender needs of an API key (keys.webhookTargets). */
 export interface WebhookTarget {
@@ -22,44 +23,24 @@ export type WebhookUrlProblem = "invalidUrl" | "httpsRequired" | "privateAddress
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
 
-const internal = new net.BlockList();
-for (const [addr, prefix] of [
-	["0.0.0.0", 8],
-	["10.0.0.0", 8],
-	["100.64.0.0", 10],
-	["127.0.0.0", 8],
-	["169.254.0.0", 16],
-	["172.16.0.0", 12],
-	["192.0.0.0", 24],
-	["192.168.0.0", 16],
-	["198.18.0.0", 15],
-	["224.0.0.0", 4],
-	["240.0.0.0", 4],
-] as Array<[string, number]>) {
-	internal.addSubnet(addr, prefix, "ipv4");
-}
-for (const [addr, prefix] of [
-	["::", 128],
-	["::1", 128],
-	["fc00::", 7],
-	["fe80::", 10],
-	["ff00::", 8],
-] as Array<[string, number]>) {
-	internal.addSubnet(addr, prefix, "ipv6");
-}
+/** IANA's global unicast block: every other IPv6 prefix is reserved, local or special. */
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3") as [ipaddr.IPv6, number];
 
-/** True for loopback, private, link-local, CGNAT, multicast and reserved literal addresses. */
+/**
+ * True for any literal address that is not global unicast, by ipaddr.js's table of special
+ * ranges (IANA's special-purpose registries): loopback, private, link-local, CGNAT, multicast,
+ * reserved, documentation, site-local... Every IPv6 form that carries an IPv4 address is refused
+ * whatever that address is: IPv4-mapped and SIIT (`::ffff:0:0/96`, `::ffff:0:0:0/96`), NAT64
+ * (`64:ff9b::/96`, `64:ff9b:1::/48`: reaches 169.254.169.254 where a NAT64 gateway exists), 6to4
+ * (`2002::/16`), Teredo (`2001::/32`), and IPv4-compatible (`::/96`, deprecated) which ipaddr.js
+ * reports as unicast and the 2000::/3 rule catches. Names are not addresses (false).
+ */
 export function isInternalAddress(host: string): boolean {
 	const h = host.replace(/^\[|\]$/g, "");
-	const family = net.isIP(h);
-	if (family === 4) return internal.check(h, "ipv4");
-	if (family === 6) {
-		// IPv4-mapped IPv6 (::ffff:10.0.0.1) is the IPv4 address.
-		const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(h);
-		if (mapped) return internal.check(mapped[1], "ipv4");
-		return internal.check(h, "ipv6");
-	}
-	return false;
+	if (!ipaddr.isValid(h)) return false;
+	const address = ipaddr.parse(h);
+	if (address.range() !== "unicast") return true;
+	return address.kind() === "ipv6" && !address.match(IPV6_GLOBAL_UNICAST);
 }
 
 export function webhookUrlProblem(raw: string, opts: { production: boolean }): WebhookUrlProblem | null {

@@ -7,9 +7,10 @@
  * Nothing about a table is written twice: the column list, column names and value conversions
  * come from the model's own attribute definitions (`getAttributes()`). Every value goes through the
  * attribute's setter, as Model.create does (money -> canonical decimal string, JSON -> text), and
- * is escaped by Sequelize's own escaping for the dialect; dates are written in the string the
- * dialect's DATE type writes. A column of the model without a value is an error, never a silent
- * NULL, so a column added to a model cannot be forgotten here.
+ * is sent as a bound parameter, never written into the statement: escaping inlined into SQL text
+ * cannot carry every string (a NUL byte cut SQLite's statement short). Dates are bound as the
+ * string the dialect's DATE type writes. A column of the model without a value is an error, never
+ * a silent NULL, so a column added to a model cannot be forgotten here.
  */
 import type { Attributes, Model, ModelStatic, Sequelize, Transaction } from "sequelize";
 import { QueryTypes } from "sequelize";
@@ -28,13 +29,14 @@ interface Column {
 
 interface Plan {
 	columns: Column[];
-	/** `INSERT INTO t (cols) VALUES (` */
-	insertHead: string;
+	/** `INSERT INTO t (cols) VALUES ($1,...,$n)`: Sequelize's `bind` placeholders. */
+	insertSql: string;
+	/** The same with `?` placeholders: mysql2's `execute` (a prepared statement, cached per connection). */
+	insertSqlPositional: string;
 	/** `SELECT <the model's columns> FROM t WHERE ` */
 	selectHead: string;
 	/** Attribute name -> quoted column name. */
 	fieldOf: Map<string, string>;
-	escape: (value: unknown) => string;
 }
 
 const plans = new WeakMap<ModelStatic<Model>, Plan>();
@@ -90,12 +92,13 @@ function planOf(model: ModelStatic<Model>): Plan {
 		});
 	}
 	const table = qg.quoteTable(model.getTableName());
+	const insertHead = `INSERT INTO ${table} (${columns.map(c => fieldOf.get(c.name)).join(",")}) VALUES (`;
 	plan = {
 		columns,
-		insertHead: `INSERT INTO ${table} (${columns.map(c => fieldOf.get(c.name)).join(",")}) VALUES (`,
+		insertSql: `${insertHead}${columns.map((_, i) => `$${i + 1}`).join(",")})`,
+		insertSqlPositional: `${insertHead}${columns.map(() => "?").join(",")})`,
 		selectHead: `SELECT ${selected.join(",")} FROM ${table} WHERE `,
 		fieldOf,
-		escape: value => sequelize.escape(value as string),
 	};
 	plans.set(model, plan);
 	return plan;
@@ -122,45 +125,46 @@ function readBack(column: Column, value: unknown): unknown {
 export async function insertRow<M extends Model>(model: ModelStatic<M>, values: Attributes<M>, transaction: Transaction): Promise<Attributes<M>> {
 	const plan = planOf(model as unknown as ModelStatic<Model>);
 	const given = values as Record<string, unknown>;
-	const literals: string[] = [];
+	const bound: unknown[] = [];
 	const row: Record<string, unknown> = {};
 	for (const column of plan.columns) {
 		const value = given[column.name];
 		if (value === undefined) throw new Error(`insertRow(${model.name}): no value for column ${column.name}`);
 		const s = stored(column, value);
 		row[column.name] = readBack(column, s);
-		literals.push(s instanceof Date && column.date ? plan.escape(column.date(s)) : plan.escape(s));
+		bound.push(s instanceof Date && column.date ? column.date(s) : s);
 	}
-	await execute(model.sequelize as Sequelize, `${plan.insertHead}${literals.join(",")})`, transaction);
+	await execute(model.sequelize as Sequelize, plan, bound, transaction);
 	return row as Attributes<M>;
 }
 
 type DriverError = Error & { errno?: number; sql?: string };
 interface Mysql2Connection {
-	query(sql: string, callback: (err: DriverError | null) => void): unknown;
+	execute(sql: string, values: unknown[], callback: (err: DriverError | null) => void): unknown;
 }
 type QueryClass = new (connection: unknown, sequelize: Sequelize, options: object) => { formatError(err: DriverError, stack?: string): Error };
 
 /**
- * Runs a statement without a result in `transaction`. On MySQL it goes straight to the
- * transaction's own mysql2 connection: sequelize.query's per-statement work (option merging, the
- * retry wrapper, query hooks, a stack captured for every statement) cost about 20 us a statement
- * (bench/orm-micro.ts). A failure is turned into Sequelize's error classes by the dialect's own
- * formatError, as sequelize.query does (a duplicate key is a UniqueConstraintError, a deadlock a
- * DatabaseError whose `parent.errno` is 1213), so callers see the same errors. Other dialects
- * use sequelize.query.
+ * Runs the plan's INSERT with `values` bound, in `transaction`. On MySQL it goes straight to the
+ * transaction's own mysql2 connection (`execute`, as Sequelize itself runs bound statements):
+ * sequelize.query's per-statement work (option merging, the retry wrapper, query hooks, a stack
+ * captured for every statement) cost about 20 us a statement (bench/orm-micro.ts). A failure is
+ * turned into Sequelize's error classes by the dialect's own formatError, as sequelize.query does
+ * (a duplicate key is a UniqueConstraintError, a deadlock a DatabaseError whose `parent.errno` is
+ * 1213), so callers see the same errors. Other dialects use sequelize.query with `bind`.
  */
-async function execute(sequelize: Sequelize, sql: string, transaction: Transaction): Promise<void> {
+async function execute(sequelize: Sequelize, plan: Plan, values: unknown[], transaction: Transaction): Promise<void> {
 	const connection = (transaction as unknown as { connection?: Partial<Mysql2Connection> }).connection;
-	if (sequelize.getDialect() !== "mysql" || typeof connection?.query !== "function") {
-		await sequelize.query(sql, { transaction, type: QueryTypes.INSERT, raw: true });
+	if (sequelize.getDialect() !== "mysql" || typeof connection?.execute !== "function") {
+		await sequelize.query(plan.insertSql, { bind: values, transaction, type: QueryTypes.INSERT, raw: true });
 		return;
 	}
 	const finished = (transaction as unknown as { finished?: string }).finished;
 	if (finished) throw new Error(`${finished} has been called on this transaction, you can no longer use it`);
 	const conn = connection as Mysql2Connection;
+	const sql = plan.insertSqlPositional;
 	await new Promise<void>((resolve, reject) =>
-		conn.query(sql, err => {
+		conn.execute(sql, values, err => {
 			if (!err) return resolve();
 			err.sql = sql;
 			const Query = (sequelize as unknown as { dialect: { Query: QueryClass } }).dialect.Query;
@@ -176,14 +180,16 @@ async function execute(sequelize: Sequelize, sql: string, transaction: Transacti
 export async function selectOne<M extends Model>(model: ModelStatic<M>, where: Partial<Record<keyof Attributes<M> & string, string | number>>, transaction?: Transaction): Promise<M | null> {
 	const plan = planOf(model as unknown as ModelStatic<Model>);
 	const conditions: string[] = [];
+	const bound: Array<string | number> = [];
 	for (const [name, value] of Object.entries(where)) {
 		const field = plan.fieldOf.get(name);
 		if (field === undefined || value === undefined || value === null) throw new Error(`selectOne(${model.name}): bad condition on ${name}`);
-		// Escaped here as `replacements` would be, without re-parsing the statement for placeholders.
-		conditions.push(`${field} = ${plan.escape(value)}`);
+		bound.push(value);
+		conditions.push(`${field} = $${bound.length}`);
 	}
 	if (conditions.length === 0) throw new Error(`selectOne(${model.name}): no condition`);
 	const found = await (model.sequelize as Sequelize).query(`${plan.selectHead}${conditions.join(" AND ")} LIMIT 1`, {
+		bind: bound,
 		transaction,
 		model,
 		mapToModel: true,

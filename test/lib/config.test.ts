@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Env, loadConfig, readDotEnv } from "../../lib/config";
+import { Env, inboundWebhooksRefused, loadConfig, readDotEnv, startupWarnings } from "../../lib/config";
 
 const SECRETS = { AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) };
 
@@ -163,6 +163,19 @@ describe("configuration", () => {
 			load(SECRETS);
 			expect(fs.existsSync(path.join(dataDir, "secrets.json"))).toBe(false);
 		});
+	});
+
+	it("refuses inbound webhooks in production without PAYMENTS_WEBHOOK_SECRET, and warns at start where the webhooks service runs", () => {
+		const prod = load({ NODE_ENV: "production", ...SECRETS });
+		expect(inboundWebhooksRefused(prod)).toBe(true);
+		expect(startupWarnings(prod, ["api", "webhooks"])).toEqual([expect.stringMatching(/^PAYMENTS_WEBHOOK_SECRET is not set: inbound POST \/webhooks answers 503/)]);
+		expect(startupWarnings(prod, ["api", "keys"])).toEqual([]);
+		const signed = load({ NODE_ENV: "production", ...SECRETS, PAYMENTS_WEBHOOK_SECRET: "whsec" });
+		expect(inboundWebhooksRefused(signed)).toBe(false);
+		expect(startupWarnings(signed, ["webhooks"])).toEqual([]);
+		// Development takes unsigned events (no secret, no check), as before.
+		expect(inboundWebhooksRefused(load())).toBe(false);
+		expect(startupWarnings(load(), ["webhooks"])).toEqual([]);
 	});
 
 	it("reads .env files", () => {

@@ -7,6 +7,8 @@ describe("rate limits", () => {
 		expect(PROFILE_RULES.identity).toMatchObject({ points: 100, durationSeconds: 60 });
 		expect(PROFILE_RULES.anonymous).toMatchObject({ points: 10, durationSeconds: 60 });
 		expect(PROFILE_RULES.ip).toMatchObject({ points: 600, durationSeconds: 60 });
+		// Ours: an organization's keys together get 10 keys' worth (docs/gateway.md).
+		expect(PROFILE_RULES.organization).toMatchObject({ points: 10 * PROFILE_RULES.identity.points, durationSeconds: PROFILE_RULES.identity.durationSeconds });
 		const byName = Object.fromEntries(ENDPOINT_RULES.map(r => [r.rule.name, [r.rule.points, r.rule.durationSeconds]]));
 		expect(byName).toEqual({
 			"forgot-password": [3, 900],

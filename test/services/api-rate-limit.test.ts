@@ -257,6 +257,47 @@ describe("rate limits", () => {
 			expect(other.headers.get("x-ratelimit-limit")).toBe("100");
 		});
 
+		/** Eleven keys of one organization in the keys stub, as Authorization headers. */
+		function keysOfOneOrganization(organizationId: string, tag: string, firstId: number): Array<Record<string, string>> {
+			return Array.from({ length: 11 }, (_, i) => {
+				const cred = { key: `ak_test_${tag}${String(i).padStart(2, "0")}${"0".repeat(27)}`, secret: "sk_test_" + String(i % 10).repeat(48) };
+				keys.keys.set(`${cred.key}:${cred.secret}`, { id: firstId + i, organizationId, mode: "sandbox" });
+				return { Authorization: basic(cred.key, cred.secret) };
+			});
+		}
+
+		it("allows an organization 1000 requests a minute over all its keys (10 x the per-key limit)", async () => {
+			const orgKeys = keysOfOneOrganization("22222222-3333-4444-8555-666666666666", "org", 100);
+			const ip = freshIp();
+			// Ten keys spend their full 100 each: 1000 requests, all within both limits.
+			for (let k = 0; k < 10; k++) {
+				for (let i = 0; i < 100; i += 50) {
+					const batch = await Promise.all(Array.from({ length: 50 }, () => node.http("GET", "/open", { headers: from(ip, orgKeys[k]) })));
+					expect(batch.map(r => r.status).every(s => s === 200)).toBe(true);
+				}
+			}
+			// An eleventh key of the same organization has its own 100 left, but the organization has none.
+			const eleventh = await node.http("GET", "/open", { headers: from(ip, orgKeys[10]) });
+			expectThrottled(eleventh, 60);
+			expect(eleventh.headers.get("x-ratelimit-limit")).toBe("1000");
+			// Another organization's key is not affected.
+			const other = await node.http("GET", "/open", { headers: from(ip, { Authorization: basic(OTHER_KEY.key, OTHER_KEY.secret) }) });
+			expect(other.status).toBe(200);
+		});
+
+		it("reports the organization's limit when it is the tighter one", async () => {
+			const creds = keysOfOneOrganization("33333333-4444-4555-8666-777777777777", "hdr", 200);
+			const ip = freshIp();
+			for (let k = 0; k < 10; k++) {
+				const batch = await Promise.all(Array.from({ length: k < 9 ? 100 : 95 }, () => node.http("GET", "/open", { headers: from(ip, creds[k]) })));
+				expect(batch.map(r => r.status).every(s => s === 200)).toBe(true);
+			}
+			// 995 spent: the new key has 99 left, the organization 4.
+			const res = await node.http("GET", "/open", { headers: from(ip, creds[10]) });
+			expect(res.status).toBe(200);
+			expect([res.headers.get("x-ratelimit-limit"), res.headers.get("x-ratelimit-remaining")]).toEqual(["1000", "4"]);
+		});
+
 		it("spends the address's anonymous budget on failed credentials", async () => {
 			const ip = freshIp();
 			const bad = { Authorization: basic("ak_test_guess", "sk_test_guess") };

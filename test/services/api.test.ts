@@ -5,6 +5,7 @@
  */
 import zlib from "node:zlib";
 import type { Context, ServiceSchema } from "moleculer";
+import jwt from "jsonwebtoken";
 import { startNode, TestNode } from "../helpers/harness";
 import { badRequest, httpError, tooManyRequests } from "../../lib/errors";
 import { registerTranslations } from "../../lib/i18n";
@@ -510,6 +511,24 @@ describe("api gateway", () => {
 				const res = await node.http("GET", "/probe/jwt", { token });
 				expect(res.status).toBe(401);
 				expect(res.body).toEqual({ statusCode: 401, message: "Invalid token", error: "Unauthorized" });
+			}
+		});
+
+		it("refuses an access or refresh token without exp with 401 Invalid token", async () => {
+			const iat = Math.floor(node.clock.now().getTime() / 1000);
+			const kinds = [
+				{ claims: { sub: "42", sid: "s-user", role: "user", typ: "access" }, secret: node.config.secrets.jwt, send: (token: string) => node.http("GET", "/probe/jwt", { token }) },
+				{ claims: { sub: "42", sid: "s-user", typ: "refresh", nonce: "n1" }, secret: node.config.secrets.refresh, send: (token: string) => node.http("POST", "/probe/refresh", { token, body: {} }) },
+			];
+			for (const { claims, secret, send } of kinds) {
+				const sign = (extra: object, opts: jwt.SignOptions = {}) => jwt.sign({ ...claims, ...extra }, secret, { algorithm: "HS256", ...opts });
+				// The same claims with an exp pass: only the missing expiry is refused.
+				expect((await send(sign({ iat, exp: iat + 600 }))).status).toBe(200);
+				for (const token of [sign({ iat }), sign({}, { noTimestamp: true })]) {
+					const res = await send(token);
+					expect([claims.typ, res.status]).toEqual([claims.typ, 401]);
+					expect(res.body).toEqual({ statusCode: 401, message: "Invalid token", error: "Unauthorized" });
+				}
 			}
 		});
 

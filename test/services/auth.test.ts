@@ -112,6 +112,27 @@ describe("auth: email sign-up, sessions and the account", () => {
 		expect(malformed.text).not.toMatch(/at .*\.(ts|js):\d+/);
 	});
 
+	it("refuses an email with a NUL or other control character with 400 errors.email = email on every route that takes one", async () => {
+		const routes: Array<[string, Record<string, unknown>]> = [
+			["/auth/email/login", { password: PASSWORD }],
+			["/auth/email/register", { password: PASSWORD, firstName: "Nul", lastName: "Byte" }],
+			["/auth/email/confirm/resend/status", {}],
+			["/auth/email/confirm/resend", {}],
+			["/auth/forgot/password", {}],
+			["/auth/email/register/send-code", {}],
+			["/auth/email/register/verify-code", { code: "123456", password: PASSWORD, firstName: "Nul", lastName: "Byte" }],
+			["/auth/email/login/send-code", {}],
+			["/auth/email/login/verify-code", { code: "123456" }],
+		];
+		for (const email of ["x\u0000b@example.com", "\u0000@example.com", "a@example.com\u0000", "x\u0001b@example.com", "x\u007fb@example.com"]) {
+			for (const [path, body] of routes) {
+				const res = await node.http("POST", path, { body: { ...body, email } });
+				expect({ path, email, status: res.status }).toEqual({ path, email, status: 400 });
+				expect(res.body).toMatchObject({ statusCode: 400, error: "Bad Request", errors: { email: "email" } });
+			}
+		}
+	});
+
 	it("drops unknown body fields (a client cannot set its own role)", async () => {
 		const email = uniqueEmail("role");
 		const res = await node.http("POST", "/auth/email/register", { body: { email, password: PASSWORD, firstName: "A", lastName: "B", role: "admin", emailConfirmedAt: "2020-01-01" } });

@@ -140,6 +140,24 @@ describe("intents", () => {
 			expect(other.status).toBe(404);
 		});
 
+		it("stores a NUL byte in description and metadata exactly and answers it back (create, link, update)", async () => {
+			const description = "Order\u0000 42 \u0001'\\ $1";
+			const metadata = { "key\u0000": "va\u0000lue", nested: { list: ["\u0000", "x'\u0000"] } };
+			const intent = await create(alice, { description, metadata });
+			expect(await node.app.models.PaymentIntent.findByPk(intent.id)).toMatchObject({ description, metadata });
+			expect((await call("GET", `/payment_intents/${intent.id}`, { key: alice.sandboxKey })).status).toBe(200);
+			// The intent's link carries the description as its title, and the metadata (the intent views carry neither).
+			const slug = intent.paymentLink.link.split("/pay/")[1];
+			const link = await call("GET", `/payments/links/${slug}`);
+			expect(link.status).toBe(200);
+			expect(link.body).toMatchObject({ title: description, metadata });
+
+			const changed = await call("PATCH", `/payment_intents/${intent.id}`, { key: alice.sandboxKey, body: { description: "\u0000again", metadata: { "\u0000": "\u0000" } } });
+			expect(changed.status).toBe(200);
+			expect(await node.app.models.PaymentIntent.findByPk(intent.id)).toMatchObject({ description: "\u0000again", metadata: { "\u0000": "\u0000" } });
+			expect((await call("GET", `/payments/links/${slug}`)).body).toMatchObject({ title: "\u0000again", metadata: { "\u0000": "\u0000" } });
+		});
+
 		it("stores the client secret only as a digest (the Idempotency-Key's stored answer is encrypted)", async () => {
 			const intent = await create(alice, {}, { "Idempotency-Key": "secret-check" });
 			const raw = JSON.stringify(await node.app.models.PaymentIntent.findByPk(intent.id, { raw: true }));

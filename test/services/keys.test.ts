@@ -17,7 +17,7 @@ describe("keys", () => {
 	const changed: unknown[] = [];
 
 	beforeAll(async () => {
-		node = await startNode({ services: ["api", "auth", "organizations", "keys"] });
+		node = await startNode({ services: ["api", "auth", "organizations", "keys", "users"] });
 		node.broker.createService({
 			name: "keys-spy",
 			events: {
@@ -109,6 +109,41 @@ describe("keys", () => {
 			const long = await node.http("POST", `/organizations/${alice.sandbox.id}/api-keys`, { token: alice.token, body: { name: "n".repeat(121) } });
 			expect(long.status).toBe(400);
 			expect(long.body.errors).toEqual({ name: "stringMax" });
+		});
+
+		it("allows 20 active keys per organization: the 21st is 400 errors.organizationId = tooManyApiKeys, a revoked key frees a place", async () => {
+			const carol = await createUserWithToken(node);
+			const create = () => node.http("POST", `/organizations/${carol.sandbox.id}/api-keys`, { token: carol.token, body: {} });
+			const made: number[] = [];
+			for (let i = 0; i < 20; i++) {
+				const res = await create();
+				expect(res.status).toBe(201);
+				made.push(res.body.apiKey.id);
+			}
+			const over = await create();
+			expect(over.status).toBe(400);
+			expect(over.body).toEqual({
+				statusCode: 400,
+				message: "An organization can have at most 20 active API keys",
+				error: "Bad Request",
+				errors: { organizationId: "tooManyApiKeys" },
+			});
+			expect(await node.app.models.ApiKey.count({ where: { organizationId: carol.sandbox.id } })).toBe(20);
+			// Per organization: the same user's live organization is not affected.
+			expect((await node.http("POST", `/organizations/${carol.live.id}/api-keys`, { token: carol.token, body: {} })).status).toBe(201);
+			// Revoked keys do not count.
+			expect((await node.http("POST", `/api-keys/${made[0]}/revoke`, { token: carol.token })).status).toBe(200);
+			expect((await create()).status).toBe(201);
+			expect((await create()).status).toBe(400);
+		});
+
+		it("holds the cap under concurrent creates", async () => {
+			const dave = await createUserWithToken(node);
+			const create = () => node.http("POST", `/organizations/${dave.sandbox.id}/api-keys`, { token: dave.token, body: {} });
+			for (let i = 0; i < 18; i++) expect((await create()).status).toBe(201);
+			const results = await Promise.all(Array.from({ length: 6 }, create));
+			expect(results.map(r => r.status).sort()).toEqual([201, 201, 400, 400, 400, 400]);
+			expect(await node.app.models.ApiKey.count({ where: { organizationId: dave.sandbox.id, status: "active" } })).toBe(20);
 		});
 
 		it("cannot be done with an API key or without credentials", async () => {
@@ -260,6 +295,122 @@ describe("keys", () => {
 		}
 	});
 
+	describe("when an owner is deleted", () => {
+		async function keyOf(user: UserWithToken, orgId: string) {
+			const { apiKey, key, secret } = await createKey(user, orgId);
+			return { id: apiKey.id as number, cred: { key, secret } };
+		}
+		const status = async (id: number) => (await node.app.models.ApiKey.findByPk(id))!.status;
+
+		it("DELETE /auth/me of the sole owner revokes the keys of their organizations: 401 at once", async () => {
+			const owner = await createUserWithToken(node);
+			const sandbox = await keyOf(owner, owner.sandbox.id);
+			const live = await keyOf(owner, owner.live.id);
+			// Cached by the gateway before the deletion.
+			expect((await node.http("GET", "/api-keys/me", { key: sandbox.cred })).status).toBe(200);
+			const before = changed.length;
+			const deletedFrom = node.clock.now().getTime();
+			expect((await node.http("DELETE", "/auth/me", { token: owner.token })).status).toBe(204);
+			for (const k of [sandbox, live]) {
+				const res = await node.http("GET", "/api-keys/me", { key: k.cred });
+				expect(res.status).toBe(401);
+				expect(res.body.message).toBe("Invalid API key");
+				expect(await status(k.id)).toBe("revoked");
+				const revokedAt = (await node.app.models.ApiKey.findByPk(k.id))!.revokedAt!.getTime();
+				expect(revokedAt >= deletedFrom && revokedAt <= node.clock.now().getTime()).toBe(true);
+			}
+			expect(changed.slice(before)).toEqual(expect.arrayContaining([{ id: sandbox.id }, { id: live.id }]));
+			// The organizations and their data stay.
+			expect(await node.app.models.Organization.findByPk(owner.sandbox.id)).not.toBeNull();
+		});
+
+		it("DELETE /users/:id (admin) does the same; organizations that keep another owner keep their keys", async () => {
+			const admin = await createUserWithToken(node, { role: "admin" });
+			const owner = await createUserWithToken(node);
+			const coOwner = await createUserWithToken(node);
+			// The owner's live organization has a second owner; their sandbox has only an admin member.
+			await node.app.models.Membership.create({ organizationId: owner.live.id, userId: coOwner.user.id, role: "owner" });
+			await node.app.models.Membership.create({ organizationId: owner.sandbox.id, userId: coOwner.user.id, role: "admin" });
+			const shared = await keyOf(owner, owner.live.id);
+			const alone = await keyOf(owner, owner.sandbox.id);
+			const coOwnersOwn = await keyOf(coOwner, coOwner.sandbox.id);
+			expect((await node.http("DELETE", `/users/${owner.user.id}`, { token: admin.token })).status).toBe(204);
+			expect((await node.http("GET", "/api-keys/me", { key: alone.cred })).status).toBe(401);
+			expect(await status(alone.id)).toBe("revoked");
+			for (const k of [shared, coOwnersOwn]) {
+				expect((await node.http("GET", "/api-keys/me", { key: k.cred })).status).toBe(200);
+				expect(await status(k.id)).toBe("active");
+			}
+			// The last owner of the live organization goes too: now its keys are revoked.
+			expect((await node.http("DELETE", "/auth/me", { token: coOwner.token })).status).toBe(204);
+			expect((await node.http("GET", "/api-keys/me", { key: shared.cred })).status).toBe(401);
+			expect(await status(coOwnersOwn.id)).toBe("revoked");
+		});
+
+		it("two co-owners deleted at the same moment leave no key working", async () => {
+			for (let round = 0; round < 3; round++) {
+				const a = await createUserWithToken(node);
+				const b = await createUserWithToken(node);
+				await node.app.models.Membership.create({ organizationId: a.sandbox.id, userId: b.user.id, role: "owner" });
+				const k = await keyOf(a, a.sandbox.id);
+				const results = await Promise.all([a, b].map(u => node.http("DELETE", "/auth/me", { token: u.token })));
+				expect(results.map(r => r.status)).toEqual([204, 204]);
+				expect(await status(k.id)).toBe("revoked");
+				expect((await node.http("GET", "/api-keys/me", { key: k.cred })).status).toBe(401);
+			}
+		});
+
+		it("an owner whose co-owner was deleted earlier is the last owner", async () => {
+			const admin = await createUserWithToken(node, { role: "admin" });
+			const a = await createUserWithToken(node);
+			const b = await createUserWithToken(node);
+			await node.app.models.Membership.create({ organizationId: a.sandbox.id, userId: b.user.id, role: "owner" });
+			const k = await keyOf(a, a.sandbox.id);
+			expect((await node.http("DELETE", `/users/${b.user.id}`, { token: admin.token })).status).toBe(204);
+			expect(await status(k.id)).toBe("active");
+			expect((await node.http("DELETE", `/users/${a.user.id}`, { token: admin.token })).status).toBe(204);
+			expect(await status(k.id)).toBe("revoked");
+			expect((await node.http("GET", "/api-keys/me", { key: k.cred })).status).toBe(401);
+		});
+	});
+
+	describe("in production (NODE_ENV=production)", () => {
+		let prod: TestNode;
+		let owner: UserWithToken;
+		beforeAll(async () => {
+			const secrets = { AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) };
+			prod = await startNode({ services: ["api", "auth", "organizations", "keys"], env: { NODE_ENV: "production", ...secrets } });
+			expect(prod.config.env).toBe("production");
+			owner = await createUserWithToken(prod);
+		});
+		afterAll(async () => prod?.stop());
+
+		it("refuses webhook URLs on internal addresses, IPv4 inside IPv6 included, on create and on PATCH", async () => {
+			const created = await prod.http("POST", `/organizations/${owner.live.id}/api-keys`, { token: owner.token, body: { webhookUrl: "https://merchant.example/hooks" } });
+			expect(created.status).toBe(201);
+			const refused = [
+				"https://127.0.0.1/h",
+				"https://169.254.169.254/latest/meta-data",
+				"https://[::ffff:127.0.0.1]/h",
+				"https://[::127.0.0.1]/h",
+				"https://[64:ff9b::a9fe:a9fe]/h",
+				"https://[2002:a9fe:a9fe::]/h",
+				"https://[fec0::1]/h",
+				"https://[fd00::1]/h",
+				"https://localhost/h",
+			];
+			for (const webhookUrl of refused) {
+				const create = await prod.http("POST", `/organizations/${owner.live.id}/api-keys`, { token: owner.token, body: { webhookUrl } });
+				expect([webhookUrl, create.status, create.body.errors]).toEqual([webhookUrl, 400, { webhookUrl: "privateAddress" }]);
+				const patch = await prod.http("PATCH", `/api-keys/${created.body.apiKey.id}`, { token: owner.token, body: { webhookUrl } });
+				expect([webhookUrl, patch.status, patch.body.errors]).toEqual([webhookUrl, 400, { webhookUrl: "privateAddress" }]);
+			}
+			expect((await prod.app.models.ApiKey.findByPk(created.body.apiKey.id))!.webhookUrl).toBe("https://merchant.example/hooks");
+			const publicV6 = await prod.http("PATCH", `/api-keys/${created.body.apiKey.id}`, { token: owner.token, body: { webhookUrl: "https://[2606:4700:4700::1111]/h" } });
+			expect(publicV6.status).toBe(200);
+		});
+	});
+
 	describe("on two nodes (NATS)", () => {
 		let first: TestNode;
 		let second: TestNode;
@@ -267,7 +418,7 @@ describe("keys", () => {
 		beforeAll(async () => {
 			// Own namespace: other test runs on the same NATS server never meet these nodes.
 			const env = { TRANSPORTER: "nats://127.0.0.1:4222", NAMESPACE: `keys-${crypto.randomBytes(4).toString("hex")}` };
-			first = await startNode({ services: ["api", "auth", "organizations", "keys"], env });
+			first = await startNode({ services: ["api", "auth", "organizations", "keys", "users"], env });
 			// A second gateway only: it reaches auth and keys over the transporter.
 			second = await startNode({ services: ["api"], env, shareWith: first });
 			await second.broker.waitForServices(["auth", "keys", "organizations"], 15_000);
@@ -284,17 +435,25 @@ describe("keys", () => {
 			await first?.stop();
 		});
 
-		it("a key revoked on one node is refused by the next request on the other", async () => {
+		/** A new key on the first node, answered (and so cached) twice by the second gateway; `end` must make it 401 there. */
+		async function refusedOnSecondAfter(end: (owner: UserWithToken, keyId: number) => Promise<number>) {
 			const owner = await createUserWithToken(first);
 			const created = await first.http("POST", `/organizations/${owner.sandbox.id}/api-keys`, { token: owner.token, body: {} });
 			expect(created.status).toBe(201);
 			const key = { key: created.body.key, secret: created.body.secret };
-			// The second gateway caches its answer.
 			for (let i = 0; i < 2; i++) expect((await second.http("GET", "/api-keys/me", { key })).status).toBe(200);
-			expect((await first.http("POST", `/api-keys/${created.body.apiKey.id}/revoke`, { token: owner.token })).status).toBe(200);
+			expect([200, 204]).toContain(await end(owner, created.body.apiKey.id));
 			const after = await second.http("GET", "/api-keys/me", { key });
 			expect(after.status).toBe(401);
 			expect(after.body.message).toBe("Invalid API key");
+		}
+
+		it("a key revoked on one node is refused by the next request on the other", async () => {
+			await refusedOnSecondAfter(async (owner, id) => (await first.http("POST", `/api-keys/${id}/revoke`, { token: owner.token })).status);
+		});
+
+		it("the keys of a deleted sole owner are refused by the next request on the other node", async () => {
+			await refusedOnSecondAfter(async owner => (await first.http("DELETE", "/auth/me", { token: owner.token })).status);
 		});
 	});
 });

@@ -145,6 +145,12 @@ describe("links", () => {
 			expect(res.body.data.map((l: { title: string }) => l.title)).toEqual(titles);
 		});
 
+		it.each(["search", "networkId", "tokenId", "payerEmail", "payerAddress"])("refuses a NUL byte in the %s filter with 400 (never 500)", async field => {
+			const res = await call("GET", "/payments/links", { token: mine.token, query: { [field]: "a\u0000b" } });
+			expect(res.status).toBe(400);
+			expect(res.body).toMatchObject({ statusCode: 400, errors: { [field]: "stringPattern" } });
+		});
+
 		it("lists another of the caller's organizations by organizationId, and 404s anyone else's", async () => {
 			const live = await call("GET", "/payments/links", { token: mine.token, query: { organizationId: mine.live.id } });
 			expect(live.body.data.map((l: { title: string }) => l.title)).toEqual(["Live link"]);
@@ -350,6 +356,15 @@ describe("links", () => {
 			expect(row).toMatchObject({ chainType, networkId: payerNetworkId, address: tx.depositAddress });
 			const second = await call("POST", `/payments/links/${link.slug}/transactions`, { body: { payerTokenId, payerNetworkId } });
 			expect(second.body.depositAddress).not.toBe(tx.depositAddress);
+		});
+
+		it("refuses a payer e-mail with a NUL or other control character with 400 errors.payerEmail = email", async () => {
+			const link = await createLink(alice);
+			for (const payerEmail of ["x\u0000y@example.com", "x\u0001y@example.com"]) {
+				const res = await call("POST", `/payments/links/${link.slug}/transactions`, { body: { payerEmail } });
+				expect(res.status).toBe(400);
+				expect(res.body).toMatchObject({ statusCode: 400, errors: { payerEmail: "email" } });
+			}
 		});
 
 		it("allocates distinct derivation indexes under concurrency", async () => {

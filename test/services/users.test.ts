@@ -131,6 +131,9 @@ describe("users", () => {
 				[{ filters: JSON.stringify({ role: "god" }) }, { "filters.role": "enumValue" }],
 				[{ filters: JSON.stringify({ passwordHash: "x" }) }, { "filters.passwordHash": "unknownField" }],
 				[{ filters: JSON.stringify({ email: 5 }) }, { "filters.email": "string" }],
+				// A NUL byte cannot be searched for (SQLite's driver ends the statement there): 400, never 500.
+				[{ filters: JSON.stringify({ email: "a\u0000b" }) }, { "filters.email": "stringPattern" }],
+				[{ filters: JSON.stringify({ firstName: "\u0000", lastName: "x\u0000" }) }, { "filters.firstName": "stringPattern", "filters.lastName": "stringPattern" }],
 				[{ sort: "nope" }, { sort: "invalidJson" }],
 				[{ sort: JSON.stringify([{ orderBy: "passwordHash" }]) }, { sort: "invalidSortColumn" }],
 				[{ sort: JSON.stringify([{ orderBy: "email", order: "up" }]) }, { sort: "invalidSortOrder" }],

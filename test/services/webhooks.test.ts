@@ -593,6 +593,31 @@ describe("webhooks service", () => {
 			}
 		});
 
+		it("in production without PAYMENTS_WEBHOOK_SECRET refuses every inbound event with 503, and says so once at start", async () => {
+			const secrets = { AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) };
+			const warn = jest.spyOn(console, "warn").mockImplementation(() => undefined);
+			let node: TestNode | undefined;
+			try {
+				node = await start({ env: { NODE_ENV: "production", LOG_LEVEL: "warn", ...secrets } });
+				const said = warn.mock.calls.map(args => args.join(" ")).filter(line => line.includes("PAYMENTS_WEBHOOK_SECRET"));
+				expect(said).toHaveLength(1);
+				expect(said[0]).toMatch(/inbound POST \/webhooks .*503/);
+				const { signWebhookBody } = await import("../../lib/webhooks/signature");
+				const raw = JSON.stringify({ id: "evt_prod", type: "payment_intent.completed", data: { object: { id: "pi_3" } } });
+				for (const headers of [{}, { "x-webhook-signature": signWebhookBody(raw, "anything") }] as Array<Record<string, string>>) {
+					const res = await node.http("POST", "/webhooks", { rawBody: raw, headers: { "Content-Type": "application/json", ...headers } });
+					expect(res.status).toBe(503);
+					expect(res.body).toEqual({ statusCode: 503, message: "Service Unavailable", error: "Service Unavailable" });
+				}
+				expect(await node.app.models.InboundEvent.count()).toBe(0);
+				// Nothing more is logged per request.
+				expect(warn.mock.calls.map(args => args.join(" ")).filter(line => line.includes("PAYMENTS_WEBHOOK_SECRET"))).toHaveLength(1);
+			} finally {
+				warn.mockRestore();
+				await node?.stop();
+			}
+		});
+
 		it("refuses non-JSON bodies and malformed events with 400s", async () => {
 			const node = await start();
 			try {

@@ -30,14 +30,15 @@ describe("lib/payments/rows", () => {
 			intentId: shared.intentId,
 			ownedByIntent: true,
 			slug,
-			title: "Order 'quoted' \\ \"1234\" ñ",
+			// Characters inlined SQL text mishandles: quotes, backslash, and a NUL byte (bound, never escaped).
+			title: "Order 'quoted' \\ \"1234\" ñ \u0000 end",
 			// Not canonical on purpose: the money setter stores the canonical string.
 			amount: "0012.500000",
 			tokenId: shared.tokenId,
 			networkId: shared.networkId,
 			status: "active" as const,
 			expiresAt: expires,
-			metadata: { orderId: "1234", nested: { a: [1, "x'y"] } },
+			metadata: { orderId: "1234", nested: { a: [1, "x'y", "\u0000"] } },
 			withdrawalAddresses: { ethereum: "0xabc" },
 			singleUse: false,
 			payerEmail: null,
@@ -68,7 +69,7 @@ describe("lib/payments/rows", () => {
 			clientSecretDigest: "f".repeat(64),
 			returnUrl: "https://shop.example.com/return?a=1&b='2'",
 			cancelUrl: null,
-			description: "line 1\nline 2",
+			description: "line 1\nline 2\u0000$1 $$",
 			metadata: {},
 			expiresAt: null,
 			withdrawalAddresses: null,
@@ -118,7 +119,8 @@ describe("lib/payments/rows", () => {
 		expect(rawIntent!.rate).toBe("1.233333333333333333");
 		expect(rawLink!.expiresAt?.toISOString()).toBe(expires.toISOString());
 		expect(rawIntent!.createdAt.toISOString()).toBe(created.toISOString());
-		expect(rawLink!.title).toBe("Order 'quoted' \\ \"1234\" ñ");
+		expect(rawLink!.title).toBe("Order 'quoted' \\ \"1234\" ñ \u0000 end");
+		expect(rawIntent!.description).toBe("line 1\nline 2\u0000$1 $$");
 		expect(rawLink!.singleUse).toBe(false);
 
 		// And the stored column values themselves (as the driver returns them, no model in between).
@@ -170,5 +172,7 @@ describe("lib/payments/rows", () => {
 		expect(found!.isNewRecord).toBe(false);
 		expect(await selectOne(models.PaymentIntent, { id, organizationId: crypto.randomUUID() })).toBeNull();
 		expect(await selectOne(models.PaymentIntent, { id: "x' OR '1'='1", organizationId: org })).toBeNull();
+		expect(await selectOne(models.PaymentIntent, { id: "x\u0000' OR '1'='1", organizationId: org })).toBeNull();
+		expect(await selectOne(models.PaymentIntent, { id: "$1", organizationId: "$2" })).toBeNull();
 	});
 });
