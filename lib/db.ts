@@ -9,6 +9,15 @@ import { Umzug, SequelizeStorage } from "umzug";
 import { migrations } from "../models/migrations";
 import { serializeSqliteWrites } from "./sqlite-writer";
 
+/**
+ * Prepared statements mysql2 keeps per connection (least recently used closed on the server).
+ * Sequelize inlines `Op.in` lists into the SQL, so each `update({...}, { where: { id: { [Op.in]:
+ * ids } } })` of other rows (the watcher's markReported: one per transfer) is a new statement text; with mysql2's default (16,000 a connection) a busy node fills MariaDB's server-wide
+ * max_prepared_stmt_count (16,382) and every further statement fails (seen in the watcher
+ * bench, docs/benchmarks.md). 100 x a pool of 20 = 2,000 a process: eight processes fit.
+ */
+export const MYSQL_MAX_PREPARED_STATEMENTS = 100;
+
 export function createSequelize(databaseUrl: string): Sequelize {
 	const common: Options = { logging: false, define: { timestamps: true } };
 	if (databaseUrl.startsWith("sqlite:")) {
@@ -34,7 +43,8 @@ export function createSequelize(databaseUrl: string): Sequelize {
 			dialect: "mysql",
 			timezone: "+00:00",
 			// mysql2 returns DECIMAL as strings; keep it that way (money never becomes a JS number).
-			dialectOptions: { decimalNumbers: false, supportBigNumbers: true, bigNumberStrings: true, dateStrings: false },
+			// maxPreparedStatements: see MYSQL_MAX_PREPARED_STATEMENTS.
+			dialectOptions: { decimalNumbers: false, supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, maxPreparedStatements: MYSQL_MAX_PREPARED_STATEMENTS },
 			pool: { max: 20, min: 0, idle: 10000, acquire: 30000 },
 		});
 	}

@@ -61,6 +61,24 @@ export interface RunnerDeps {
 	owner: string;
 	/** Lag and head gauges (metrics), when enabled. */
 	onProgress?: (p: { head: number; cursor: number; lag: number }) => void;
+	/** Where a step's time went (the watcher bench: bench/watcher-evm.ts); unset in production. */
+	onStepTimings?: (t: StepTimings) => void;
+	/** One report pass: how long it took and how many transfers it reported (the bench); unset in production. */
+	onReportTimings?: (t: { ms: number; reported: number }) => void;
+}
+
+/** Milliseconds per phase of one step that read a range, and how many transfers it stored and reported. */
+export interface StepTimings {
+	head: number;
+	addresses: number;
+	cursor: number;
+	blocks: number;
+	transfers: number;
+	commit: number;
+	reconcile: number;
+	stored: number;
+	fromBlock: number;
+	toBlock: number;
 }
 
 export interface WatcherStatus {
@@ -92,6 +110,10 @@ export class NetworkWatcher {
 	private addressKeyset: { createdAt: string; id: string } | null = null;
 	private addressesLoadedAt = 0;
 	private lastReconcileAt = 0;
+	/** The report pass in flight; the newest head (reports count confirmations against it); another pass wanted. */
+	private reporting: Promise<void> | null = null;
+	private reportHead: BlockRef | null = null;
+	private reportAgain = false;
 	private rpcDown = false;
 	private lagging = false;
 	readonly status: WatcherStatus;
@@ -111,6 +133,7 @@ export class NetworkWatcher {
 		this.running = false;
 		this.wake?.();
 		await this.loop;
+		await this.reporting;
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		if (this.lease) await releaseLease(this.deps.models, this.lease).catch(() => undefined);
 		this.lease = null;
@@ -194,14 +217,27 @@ export class NetworkWatcher {
 	private async step(): Promise<boolean> {
 		const { source, models, network, config, logger, sequelize } = this.deps;
 		const lease = this.lease!;
+		const timed = this.deps.onStepTimings;
+		let mark = performance.now();
+		const t: StepTimings = { head: 0, addresses: 0, cursor: 0, blocks: 0, transfers: 0, commit: 0, reconcile: 0, stored: 0, fromBlock: 0, toBlock: 0 };
+		const lap = (phase: "head" | "addresses" | "cursor" | "blocks" | "transfers" | "commit" | "reconcile") => {
+			const at = performance.now();
+			t[phase] += at - mark;
+			mark = at;
+		};
 		const head = await source.head();
+		lap("head");
+		// Before anything of this range is stored, so a report pass never meets a row above its head.
+		this.reportHead = head;
 		if (this.rpcDown) {
 			logger.info(`Watcher: RPC of network ${network.slug} reachable again`);
 			this.rpcDown = false;
 			this.status.rpcDown = false;
 		}
 		await this.refreshAddresses();
+		lap("addresses");
 		const cursor = await loadCursor(models, network.id);
+		lap("cursor");
 		if (!cursor) return false;
 
 		if (cursor.blockNumber === null) {
@@ -218,6 +254,8 @@ export class NetworkWatcher {
 		const tip = { number: cursor.blockNumber, hash: cursor.blockHash! };
 		const onChain = tip.number <= head.number ? await source.block(tip.number) : null;
 		if (!onChain || onChain.hash.toLowerCase() !== tip.hash.toLowerCase()) {
+			// A report pass must not mark a transfer credited after the rewind marked it reverted.
+			await this.reporting;
 			await this.walkBack(cursor.recentBlocks);
 			return true;
 		}
@@ -227,26 +265,35 @@ export class NetworkWatcher {
 		if (to > tip.number) {
 			// A lagging node may have fewer blocks than its head said: the source answers the run it has.
 			const blocks = await source.blocks(tip.number + 1, to);
+			lap("blocks");
 			if (blocks.length === 0) return false;
 			to = blocks[blocks.length - 1].number;
 			if (!continuesChain(tip, blocks)) return true; // reorganised under us: the next step walks back
 			const hashes = new Map<number, string>();
 			for (const b of blocks) if (head.number - b.number < NEAR_HEAD_BLOCKS) hashes.set(b.number, b.hash);
 			const found = this.addresses.size ? await source.transfers({ fromBlock: tip.number + 1, toBlock: to, addresses: this.addresses, tokens: network.tokens, blockHashes: hashes }) : [];
+			lap("transfers");
 			const byNumber = new Map(blocks.map(b => [b.number, b.hash.toLowerCase()]));
 			// A transfer from a block that is not the one just read: the node reorganised in between.
 			if (found.some(f => byNumber.get(f.blockNumber) !== f.blockHash.toLowerCase())) return true;
 			const last = blocks[blocks.length - 1];
 			const recent = appendRecent(cursor.recentBlocks, blocks.slice(-config.reorgDepth), config.reorgDepth);
-			await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, this.toRows(found), this.deps.now());
+			const rows = this.toRows(found);
+			await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, rows, this.deps.now());
+			lap("commit");
+			Object.assign(t, { stored: rows.length, fromBlock: tip.number + 1, toBlock: to });
 			caughtUp = to >= head.number;
 		} else {
 			to = tip.number;
 		}
 		const cursorNumber = to;
 		this.progress(head.number, cursorNumber);
-		await this.report(head);
+		// Reports run beside the loop: the next block is read and stored while credits of this one
+		// are still being reported (a credit costs far more than storing a transfer).
+		this.reportInBackground(head);
 		if (caughtUp) await this.maybeReconcile(head, cursorNumber);
+		lap("reconcile");
+		if (timed && t.toBlock > 0) timed(t);
 		return !caughtUp;
 	}
 
@@ -305,19 +352,49 @@ export class NetworkWatcher {
 		}
 	}
 
+	/**
+	 * Starts a report pass unless one runs; then that one runs another pass when it ends. At most
+	 * one pass at a time, so a transfer is never reported twice at once. A pass counts
+	 * confirmations against the newest head a step read (a pass also reaches rows that steps
+	 * stored after it began: against the head of its start they would be in the future).
+	 */
+	private reportInBackground(head: BlockRef): void {
+		this.reportHead = head;
+		if (this.reporting) {
+			this.reportAgain = true;
+			return;
+		}
+		this.reporting = (async () => {
+			do {
+				this.reportAgain = false;
+				const started = performance.now();
+				const reported = await this.report().catch(err => {
+					this.onError(err);
+					return 0;
+				});
+				if (reported > 0) this.deps.onReportTimings?.({ ms: performance.now() - started, reported });
+			} while (this.reportAgain && this.running);
+		})().finally(() => {
+			this.reporting = null;
+		});
+	}
+
 	/** Tells the payments side what it has not heard yet; what fails stays pending for the next step. */
-	private async report(head: BlockRef): Promise<void> {
+	private async report(): Promise<number> {
 		const { models, network } = this.deps;
 		let afterId = 0;
+		let count = 0;
 		for (;;) {
 			const rows = await pendingTransfers(models, network.id, REPORT_BATCH, afterId);
-			if (rows.length === 0) return;
+			if (rows.length === 0) return count;
+			count += rows.length;
 			for (let i = 0; i < rows.length; i += REPORT_CONCURRENCY) {
 				const chunk = rows.slice(i, i + REPORT_CONCURRENCY);
+				const head = this.reportHead!;
 				await Promise.all(chunk.map(row => this.reportOne(row, head).catch(err => this.onError(err))));
 			}
 			afterId = rows[rows.length - 1].id;
-			if (rows.length < REPORT_BATCH) return;
+			if (rows.length < REPORT_BATCH) return count;
 		}
 	}
 
@@ -371,7 +448,7 @@ export class NetworkWatcher {
 			logger.info(`Watcher: reconciliation found ${amount} ${native.symbol} without a transfer at ${address} on ${network.slug} (block ${at})`);
 			await recordReconciled(sequelize, models, this.lease!, { networkId: network.id, txHash: `reconcile:${address}:${at}`, logIndex: 0, blockNumber: at, blockHash: block.hash, toAddress: address, tokenId: native.tokenId, amount }, this.deps.now());
 		}
-		await this.report(head);
+		this.reportInBackground(head);
 	}
 }
 
