@@ -12,7 +12,8 @@
  *   is seen or received, the transaction shows nothing again and the intent goes back to
  *   requires_payment_method (payment_intent.requires_payment_method).
  * Every operation is idempotent on (networkId, txHash, logIndex, blockHash): watchers re-report.
- * Rows are locked in the payments order (withPaymentLocked: intent, link, transaction), then the detection.
+ * Rows are locked in the payments order (withPaymentLocked: intent, link, transaction); a checkout's
+ * detections are only written under its transaction's lock, so they are read without locks.
  */
 import type { Transaction as DbTx } from "sequelize";
 import type { App } from "../app";
@@ -66,7 +67,10 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
 	return withPaymentLocked(app, { transactionId: input.transactionId }, async (t, { intent, tx }) => {
 		const now = clock.now();
 		if (!tx) return "unchanged";
-		const existing = await models.PaymentDetection.findOne({ where: keyWhere(input), ...forUpdate(t) });
+		// A plain read: the checkout's row lock (held) serialises every writer of its detections, and a
+		// locking read of a missing key would take InnoDB gap locks that deadlock concurrent detections
+		// of neighbouring keys (other transfers of the same chain transaction, other checkouts).
+		const existing = await models.PaymentDetection.findOne({ where: keyWhere(input), transaction: t });
 		if (existing) {
 			if (existing.status !== "confirming") return "final";
 			if (existing.confirmations >= input.confirmations) return "unchanged";
@@ -127,7 +131,8 @@ export async function settleDetection(models: Models, t: DbTx, tx: Transaction, 
 	if (key.blockHash) where.blockHash = key.blockHash;
 	// A checkout nothing was ever detected for (simulations, first seen already confirmed) has no rows.
 	if (tx.requiredConfirmations === null || tx.requiredConfirmations === undefined) return;
-	const rows = await models.PaymentDetection.findAll({ where, ...forUpdate(t) });
+	// Plain read under the checkout's lock (see recordDetection: no gap locks).
+	const rows = await models.PaymentDetection.findAll({ where, transaction: t });
 	for (const row of rows) {
 		row.status = "credited";
 		row.updatedAt = now;

@@ -150,6 +150,21 @@ describe("EVM watcher on a real anvil node", () => {
 		expect(new Set(rows.map(r => r.logIndex)).size).toBe(2);
 	});
 
+	it("detects and credits one chain transaction paying several checkouts, each once", async () => {
+		const targets: Array<{ intentId: string; txId: string; address: string }> = [];
+		for (let i = 0; i < 6; i++) targets.push(await checkout("1", USDC, "usdc"));
+		const sent = await (token.connect(anvil.accounts[1]) as Contract).batchTransfer(
+			targets.map(t => t.address),
+			targets.map(() => parseUnits("1", 6)),
+		);
+		await anvil.mine(1);
+		// Detected together (neighbouring keys of one chain transaction), each confirming 1 of m.
+		await until("all detected", async () => (await Promise.all(targets.map(t => getTx(t.txId)))).every(tx => tx.confirmations === 1 && tx.hash === sent.hash));
+		await anvil.mine(REQUIRED - 1);
+		await until("all completed", async () => (await Promise.all(targets.map(t => getTx(t.txId)))).every(tx => tx.status === "completed"));
+		for (const t of targets) expect((await credits(t.txId)).map(r => r.amount)).toEqual(["1"]);
+	});
+
 	it("credits a payment that arrives after the checkout expired", async () => {
 		const c = await checkout("2", USDC, "usdc");
 		node.clock.advance(31 * 60_000);
