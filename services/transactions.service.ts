@@ -120,6 +120,12 @@ interface TransactionsMethods extends OrgScopeMethods {
 type TransactionsThis = Service<{ rest: string }> & TransactionsVars & TransactionsMethods;
 
 const ID = { type: "string", max: 100 } as const;
+/** What names an on-chain transfer (the credit's unique key): network, tx hash, log / output index. */
+const TRANSFER_KEY = {
+	networkId: ID,
+	txHash: { type: "string", min: 1, max: 128 },
+	logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+} as const;
 const transactionNotFound = () => notFound("Transaction not found");
 
 const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods & Record<string, any>, TransactionsVars> = {
@@ -209,9 +215,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			visibility: "public",
 			params: {
 				$$strict: "remove",
-				networkId: ID,
-				txHash: { type: "string", min: 1, max: 128 },
-				logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+				...TRANSFER_KEY,
 				toAddress: { type: "string", min: 1, max: 200 },
 				tokenId: ID,
 				amount: amountRule,
@@ -326,9 +330,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			visibility: "public",
 			params: {
 				$$strict: "remove",
-				networkId: ID,
-				txHash: { type: "string", min: 1, max: 128 },
-				logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+				...TRANSFER_KEY,
 				blockHash: { type: "string", min: 1, max: 100 },
 				blockNumber: { type: "number", integer: true, min: 0 },
 				toAddress: { type: "string", min: 1, max: 200 },
@@ -374,9 +376,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			visibility: "public",
 			params: {
 				$$strict: "remove",
-				networkId: ID,
-				txHash: { type: "string", min: 1, max: 128 },
-				logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
+				...TRANSFER_KEY,
 				blockHash: { type: "string", min: 1, max: 100 },
 			},
 			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; txHash: string; logIndex: number; blockHash: string }>) {

@@ -20,8 +20,7 @@ import type { App } from "../app";
 import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
 import type { Transaction } from "../../models/transaction.model";
-import { tryTransition } from "./intent-state";
-import { Effects, forUpdate, recordIntentEvent, withPaymentLocked } from "./store";
+import { Effects, forUpdate, moveIntent, withPaymentLocked } from "./store";
 
 export interface DetectionKey {
 	networkId: string;
@@ -107,16 +106,7 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
 		}
 		tx.updatedAt = now;
 		await tx.save({ transaction: t });
-		if (intent && input.counted) {
-			const tr = tryTransition(intent.status, "funds");
-			if (tr?.changed) {
-				intent.status = tr.to;
-				intent.latestTransactionId = tx.id;
-				intent.updatedAt = now;
-				await intent.save({ transaction: t });
-				if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, input.currency);
-			}
-		}
+		if (intent && input.counted) await moveIntent(models, t, effects, intent, "funds", now, tx, { currency: input.currency, latestTransactionId: tx.id });
 		return "recorded";
 	});
 }
@@ -162,15 +152,7 @@ export async function revertDetection(app: App, effects: Effects, key: Detection
 		if (nothingLeft) tx.hash = null;
 		tx.updatedAt = now;
 		await tx.save({ transaction: t });
-		if (intent && nothingLeft && row.counted) {
-			const tr = tryTransition(intent.status, "revert");
-			if (tr?.changed) {
-				intent.status = tr.to;
-				intent.updatedAt = now;
-				await intent.save({ transaction: t });
-				if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx);
-			}
-		}
+		if (intent && nothingLeft && row.counted) await moveIntent(models, t, effects, intent, "revert", now, tx);
 		return "reverted";
 	});
 }

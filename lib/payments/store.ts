@@ -27,7 +27,7 @@ import type { Models } from "../../models";
 import type { PaymentIntent } from "../../models/payment-intent.model";
 import type { PaymentLink } from "../../models/payment-link.model";
 import type { Transaction } from "../../models/transaction.model";
-import { IntentEventType, OPEN_STATES, transition, tryTransition } from "./intent-state";
+import { IntentEventType, IntentOperation, OPEN_STATES, transition, tryTransition } from "./intent-state";
 import { assertLinkPayable, effectiveLinkStatus, isFinalLinkStatus } from "./link-state";
 import type { QuoteAmounts } from "./quote";
 import { lapsedStatus } from "./settlement";
@@ -191,6 +191,31 @@ export async function recordIntentEvent(
 	effects.emit(type, envelope);
 }
 
+/**
+ * A system operation on a locked intent (funds seen, lapse, revert): when the transition table
+ * allows it and the state changes, the status is saved and its event written to the outbox in the
+ * caller's DB transaction. False when nothing changed.
+ */
+export async function moveIntent(
+	models: Models,
+	t: DbTx,
+	effects: Effects,
+	intent: PaymentIntent,
+	op: IntentOperation,
+	now: Date,
+	latest: Transaction | null,
+	opts: { currency?: string; latestTransactionId?: string } = {},
+): Promise<boolean> {
+	const tr = tryTransition(intent.status, op);
+	if (!tr?.changed) return false;
+	intent.status = tr.to;
+	if (opts.latestTransactionId) intent.latestTransactionId = opts.latestTransactionId;
+	intent.updatedAt = now;
+	await intent.save({ transaction: t });
+	if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, latest, opts.currency);
+	return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reads
 
@@ -303,13 +328,7 @@ export async function sweepExpired(app: App, broker: ServiceBroker, scope: Sweep
 			tx.updatedAt = now;
 			await tx.save({ transaction: t });
 			if (intent && OPEN_STATES.includes(intent.status) && (await countOpenCheckouts(models, tx.paymentLinkId, now, t)) === 0) {
-				const tr = tryTransition(intent.status, "lapse");
-				if (tr?.changed) {
-					intent.status = tr.to;
-					intent.updatedAt = now;
-					await intent.save({ transaction: t });
-					if (tr.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx);
-				}
+				await moveIntent(models, t, effects, intent, "lapse", now, tx);
 			}
 			return true;
 		});

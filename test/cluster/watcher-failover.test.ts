@@ -6,25 +6,15 @@
  */
 import { Contract, parseUnits } from "ethers";
 import { Op } from "sequelize";
-import { deployContract } from "../../lib/chains/evm-contracts";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { startAnvil, Anvil } from "../helpers/anvil";
+import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import { until } from "../helpers/until";
 import { BACKEND, TestNode } from "../helpers/harness";
 import { startNodeProcess, NodeProcess } from "../helpers/node-process";
 import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const USDC = tokenIdFor("anvil-local", "USDC");
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, detail?: () => string): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value) return value;
-		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${detail ? `\n${detail()}` : ""}`);
-		await new Promise(r => setTimeout(r, 100));
-	}
-}
 
 const describeMysql = BACKEND === "mysql" ? describe : describe.skip;
 if (BACKEND !== "mysql") console.warn("watcher failover: runs on the mysql project (several processes share one database)");
@@ -38,10 +28,7 @@ describeMysql("EVM watcher processes: kill -9, restart, failover", () => {
 
 	beforeAll(async () => {
 		anvil = await startAnvil();
-		await anvil.setAutomine(true);
-		token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
-		await (await (token.connect(anvil.accounts[0]) as Contract).mint(anvil.addresses[1], parseUnits("1000000", 6))).wait();
-		await anvil.setAutomine(false);
+		token = await deployTestUsdc(anvil, [1]);
 		// The gateway and payments services in this process; the watchers in child processes.
 		node = await startPaymentsNode({ env: { TEST_USDC_ADDRESS: await token.getAddress() } });
 		merchant = await createMerchant(node);

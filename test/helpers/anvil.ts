@@ -7,7 +7,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { JsonRpcProvider, Network, NonceManager, Wallet } from "ethers";
+import { Contract, JsonRpcProvider, Network, NonceManager, Wallet, parseUnits } from "ethers";
+import { deployContract } from "../../lib/chains/evm-contracts";
 import { anvilPrivateKeys, freePort, spawnAnvil } from "../../lib/dev/anvil";
 
 export { freePort };
@@ -108,4 +109,16 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
 			fs.rmSync(cachePath, { recursive: true, force: true });
 		},
 	};
+}
+
+/**
+ * The test stablecoin (TestToken, 6 decimals) deployed on a started anvil and minted to the given
+ * accounts (by index); automine is switched off afterwards, so tests mine blocks themselves.
+ */
+export async function deployTestUsdc(anvil: Anvil, holders: number[], amount = "1000000"): Promise<Contract> {
+	await anvil.setAutomine(true);
+	const token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
+	for (const i of holders) await (await (token.connect(anvil.accounts[0]) as Contract).mint(anvil.addresses[i], parseUnits(amount, 6))).wait();
+	await anvil.setAutomine(false);
+	return token;
 }

@@ -4,11 +4,12 @@
  * by hand (automine off) so the test controls confirmations and reorgs.
  */
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
-import { contractArtifacts, deployContract } from "../../lib/chains/evm-contracts";
+import { deployContract } from "../../lib/chains/evm-contracts";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { Op } from "sequelize";
 import { availableServices, loadServiceSchema } from "../../lib/node";
-import { startAnvil, Anvil } from "../helpers/anvil";
+import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import { until } from "../helpers/until";
 import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
@@ -21,16 +22,6 @@ const USDC = tokenIdFor("anvil-local", "USDC");
 // Above the deepest reorg tested (5), so a reorged payment is always still unconfirmed.
 const REQUIRED = 6;
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value) return value;
-		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-		await new Promise(r => setTimeout(r, 50));
-	}
-}
-
 describe("EVM watcher on a real anvil node", () => {
 	let anvil: Anvil;
 	let node: TestNode;
@@ -41,11 +32,9 @@ describe("EVM watcher on a real anvil node", () => {
 
 	beforeAll(async () => {
 		anvil = await startAnvil();
+		token = await deployTestUsdc(anvil, [1, 4]);
 		await anvil.setAutomine(true);
-		contractArtifacts();
-		token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
 		forwarder = await deployContract(anvil.accounts[0], "Forwarder");
-		for (const holder of [anvil.addresses[1], anvil.addresses[4]]) await (await (token.connect(anvil.accounts[0]) as Contract).mint(holder, parseUnits("1000000", 6))).wait();
 		await anvil.setAutomine(false);
 		receiver = await startReceiver();
 		node = await startPaymentsNode({
@@ -237,10 +226,7 @@ describe("EVM watcher behind a provider that refuses wide ranges and goes down",
 
 	beforeAll(async () => {
 		anvil = await startAnvil();
-		await anvil.setAutomine(true);
-		token = await deployContract(anvil.accounts[0], "TestToken", ["Test USD Coin", "USDC"]);
-		await (await (token.connect(anvil.accounts[0]) as Contract).mint(anvil.addresses[1], parseUnits("1000000", 6))).wait();
-		await anvil.setAutomine(false);
+		token = await deployTestUsdc(anvil, [1]);
 		// Like hosted providers: eth_getLogs over more than 10 blocks is refused.
 		proxy = await startRpcProxy(anvil.url, { maxLogsRange: 10 });
 	}, 120_000);
