@@ -1,5 +1,5 @@
 /**
- * Starting a local anvil node (Foundry's dev chain, the @foundry-rs/anvil devDependency) for the
+ * Starting a local anvil node (Foundry's dev chain, the @foundry-rs/anvil-linux-amd64 optional dependency: the platform package itself, since the wrapper @foundry-rs/anvil lists platform packages the registry here does not serve and `npm ci` then refuses the lock) for the
  * dev chain script and the tests. The platform binary is run directly rather than through the
  * package's node wrapper, so killing the child kills the node and no orphan keeps the port.
  */
@@ -44,7 +44,7 @@ export function anvilBinary(): string {
 	if (fs.existsSync(wrapper)) return wrapper;
 	const fromDist = path.resolve(__dirname, "../../../node_modules/.bin/anvil");
 	if (fs.existsSync(fromDist)) return fromDist;
-	throw new Error("anvil not found: install the devDependencies (npm install), @foundry-rs/anvil provides it");
+	throw new Error("anvil not found: `npm install` brings it on Linux x64 (the optional dependency @foundry-rs/anvil-linux-amd64); elsewhere install Foundry's anvil and put it on PATH");
 }
 
 export interface SpawnAnvilOptions {
