@@ -86,17 +86,8 @@ export interface EntryView {
 	createdAt: string;
 }
 
-export interface RecordParams {
-	organizationId: string;
-	mode: OrganizationMode;
-	networkId: string;
-	tokenId: string;
-	kind: LedgerKind;
-	/** Signed token units: credit and refund positive; sweep, withdrawal and fee negative. */
-	amount: string;
-	refType: string;
-	refId: string;
-}
+/** An entry as the sweeper writes it; `amount` is signed (credit and refund positive; sweep, withdrawal and fee negative). */
+export type RecordParams = Omit<EntryView, "id" | "createdAt">;
 
 function settingsView(s: WithdrawalSettings): SettingsView {
 	return { id: s.id, userId: s.userId, addresses: s.addresses, isEnabled: true, strategy: s.strategy, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() };
