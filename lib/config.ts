@@ -8,6 +8,7 @@ import path from "node:path";
 import crypto from "node:crypto";
 import { WebhooksConfig, webhooksConfigFromEnv } from "./webhooks/config";
 import { WatchersConfig, watchersConfigFromEnv } from "./watchers/config";
+import { WithdrawalsConfig, withdrawalsConfigFromEnv } from "./withdrawals/config";
 
 export type RateLimitMode = "identity" | "ip" | "off";
 
@@ -26,6 +27,8 @@ export interface AppConfig {
 	webhooks: WebhooksConfig;
 	/** Chain watchers: RPC URLs per network, leases, polling (lib/watchers/config.ts). */
 	watchers: WatchersConfig;
+	/** The withdrawals ledger's feed (lib/withdrawals/config.ts). */
+	withdrawals: WithdrawalsConfig;
 	/** BIP-39 mnemonic of the HD master seed for deposit addresses; unset: generated once into DATA_DIR/hd-seed.enc. */
 	masterSeed: string | null;
 	rateLimit: RateLimitMode;
@@ -215,6 +218,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
 		webhooks: webhooksConfigFromEnv(env, production),
 		watchers: watchersConfigFromEnv(env),
+		withdrawals: withdrawalsConfigFromEnv(env),
 		masterSeed: env.MASTER_SEED?.trim() || null,
 		rateLimit,
 		rateLimitScale,

@@ -17,8 +17,14 @@ export const MAX_INTEGER_DIGITS = 40;
 export const MAX_DECIMALS = 18;
 export const DECIMAL_PATTERN = /^(0|[1-9]\d{0,39})(\.\d{1,18})?$/;
 
+/** The same with an optional leading minus: signed amounts (ledger entries). "-0" is refused. */
+export const SIGNED_DECIMAL_PATTERN = /^(0|-?[1-9]\d{0,39}(\.\d{1,18})?|-?0\.\d{1,18})$/;
+
 /** fastest-validator rule for a non-negative decimal amount string. */
 export const amountRule = { type: "string", pattern: DECIMAL_PATTERN, messages: { stringPattern: "decimal" } } as const;
+
+/** fastest-validator rule for a signed decimal amount string. */
+export const signedAmountRule = { type: "string", pattern: SIGNED_DECIMAL_PATTERN, messages: { stringPattern: "signedDecimal" } } as const;
 
 export function isDecimalString(value: unknown): value is string {
 	return typeof value === "string" && DECIMAL_PATTERN.test(value);

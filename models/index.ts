@@ -23,10 +23,12 @@ import { OutboxEvent } from "./outbox-event.model";
 import { WebhookDelivery } from "./webhook-delivery.model";
 import { WebhookLog } from "./webhook-log.model";
 import { InboundEvent } from "./inbound-event.model";
+import { WithdrawalSettings, LedgerEntry, LedgerAccount, WithdrawalRequest, WithdrawalFeedCursor } from "./withdrawal.model";
 
 export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey, Network, Token, Currency, CurrencyRate, TokenPrice };
 export { PaymentIntent, IdempotencyKey, PaymentLink, Transaction, TransactionCredit, DepositAddress, DepositAddressCounter, OutboxEvent };
 export { WebhookDelivery, WebhookLog, InboundEvent, PaymentDetection, ChainCursor, ChainTransfer };
+export { WithdrawalSettings, LedgerEntry, LedgerAccount, WithdrawalRequest, WithdrawalFeedCursor };
 
 export interface Models {
 	User: typeof User;
@@ -57,6 +59,11 @@ export interface Models {
 	PaymentDetection: typeof PaymentDetection;
 	ChainCursor: typeof ChainCursor;
 	ChainTransfer: typeof ChainTransfer;
+	WithdrawalSettings: typeof WithdrawalSettings;
+	LedgerEntry: typeof LedgerEntry;
+	LedgerAccount: typeof LedgerAccount;
+	WithdrawalRequest: typeof WithdrawalRequest;
+	WithdrawalFeedCursor: typeof WithdrawalFeedCursor;
 }
 
 export function defineModels(sequelize: Sequelize): Models {
@@ -89,5 +96,10 @@ export function defineModels(sequelize: Sequelize): Models {
 		PaymentDetection: PaymentDetection.initModel(sequelize),
 		ChainCursor: ChainCursor.initModel(sequelize),
 		ChainTransfer: ChainTransfer.initModel(sequelize),
+		WithdrawalSettings: WithdrawalSettings.initModel(sequelize),
+		LedgerEntry: LedgerEntry.initModel(sequelize),
+		LedgerAccount: LedgerAccount.initModel(sequelize),
+		WithdrawalRequest: WithdrawalRequest.initModel(sequelize),
+		WithdrawalFeedCursor: WithdrawalFeedCursor.initModel(sequelize),
 	};
 }

@@ -108,6 +108,18 @@ export interface TransactionCompletedEvent {
 	completedAt: string;
 }
 
+/** One settled checkout as the withdrawals ledger's feed reads it. */
+export interface SettledTransaction {
+	transactionId: string;
+	organizationId: string;
+	mode: "sandbox" | "live";
+	simulated: boolean;
+	payerTokenId: string;
+	payerNetworkId: string;
+	amountReceived: string;
+	completedAt: string;
+}
+
 interface TransactionsVars {
 	payments: PaymentsConfig;
 }
@@ -423,6 +435,58 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 					raw: true,
 				});
 				return rows.map(r => ({ id: r.id, address: r.address, createdAt: new Date(r.createdAt).toISOString() }));
+			},
+		},
+
+		/**
+		 * Settled checkouts in settlement order, by keyset pages over (completedAt, id): the
+		 * withdrawals ledger's durable feed (docs/withdrawals.md). Internal.
+		 */
+		settledSince: {
+			visibility: "public",
+			params: {
+				$$strict: "remove",
+				afterCompletedAt: { type: "string", max: 40, optional: true },
+				afterId: { type: "string", max: 36, optional: true },
+				limit: { type: "number", integer: true, min: 1, max: 1000, optional: true, convert: true },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<{ afterCompletedAt?: string; afterId?: string; limit?: number }>): Promise<SettledTransaction[]> {
+				const { models } = appOf(this.broker);
+				const p = ctx.params;
+				const where: Record<string | symbol, unknown> = { status: "completed", completedAt: { [Op.ne]: null } };
+				if (p.afterCompletedAt) {
+					const after = new Date(p.afterCompletedAt);
+					if (Number.isNaN(after.getTime())) throw badRequest("afterCompletedAt must be an ISO date", { afterCompletedAt: "date" });
+					where[Op.or] = [{ completedAt: { [Op.gt]: after } }, { completedAt: after, id: { [Op.gt]: p.afterId ?? "" } }];
+				}
+				const rows = await models.Transaction.findAll({ where, order: [["completedAt", "ASC"], ["id", "ASC"]], limit: p.limit ?? 200 });
+				return rows.map(tx => ({
+					transactionId: tx.id,
+					organizationId: tx.organizationId,
+					mode: tx.mode,
+					simulated: tx.simulated,
+					payerTokenId: tx.payerTokenId,
+					payerNetworkId: tx.payerNetworkId,
+					amountReceived: tx.amountReceived,
+					completedAt: (tx.completedAt as Date).toISOString(),
+				}));
+			},
+		},
+
+		/** The checkout's own withdrawal addresses: its intent's, else its link's (null: none). Internal. */
+		withdrawalAddresses: {
+			visibility: "public",
+			params: { $$strict: "remove", transactionId: ID },
+			async handler(this: TransactionsThis, ctx: Ctx<{ transactionId: string }>): Promise<{ organizationId: string; addresses: Record<string, string> | null } | null> {
+				const { models } = appOf(this.broker);
+				if (!isUuid(ctx.params.transactionId)) return null;
+				const tx = await models.Transaction.findByPk(ctx.params.transactionId, { attributes: ["id", "organizationId", "intentId", "paymentLinkId"] });
+				if (!tx) return null;
+				const [intent, link] = await Promise.all([
+					tx.intentId ? models.PaymentIntent.findByPk(tx.intentId, { attributes: ["id", "withdrawalAddresses"] }) : null,
+					models.PaymentLink.findByPk(tx.paymentLinkId, { attributes: ["id", "withdrawalAddresses"] }),
+				]);
+				return { organizationId: tx.organizationId, addresses: intent?.withdrawalAddresses ?? link?.withdrawalAddresses ?? null };
 			},
 		},
 
