@@ -374,6 +374,11 @@ export async function authorizationNonceFor(provider: EvmRpc, address: string, d
 	return Number(BigInt((await provider.send("eth_getTransactionCount", [getAddress(address), "pending"])) as string));
 }
 
+/** `authorizationNonceFor` of many addresses, asked at once (ethers' JsonRpcProvider sends them as one JSON-RPC batch). */
+export async function authorizationNoncesFor(provider: EvmRpc, addresses: string[], delegate: string): Promise<Array<number | null>> {
+	return Promise.all(addresses.map(a => authorizationNonceFor(provider, a, delegate)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fallback without EIP-7702: gas top-up, then the deposit key's own transfer
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import { anvilPrivateKeys } from "../../../lib/dev/anvil";
 import { deployContract } from "../../../lib/chains/evm-contracts";
 import { evmCodec } from "../../../lib/chains/evm";
 import {
-	NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS_LIMIT, authorizationNonceFor, batchGasLimit, broadcast, bumpFees, delegationOf, deploySweepContracts,
+	NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS_LIMIT, authorizationNonceFor, authorizationNoncesFor, batchGasLimit, broadcast, bumpFees, delegationOf, deploySweepContracts,
 	estimateBatchGas, feesFrom, gasTopUpAmount, isDelegatedTo, nativeSweepValue, replacementFees, signBatchTokenSweep, signGasTopUp, signNativeSweep,
 	signTokenTransfer, suggestFees, sweepBatcherInterface, sweepDelegateInterface, sweptAmounts, type BatchDeposit, type Fees,
 } from "../../../lib/chains/evm-sweep";
@@ -82,7 +82,7 @@ describe("fee and value maths", () => {
 
 	it("a bad private key is refused without quoting it", async () => {
 		const key = "0x" + "ab".repeat(31);
-		const err = await signNativeSweep({ chainId: 1, depositKey: key, to: computeAddress(anvilPrivateKeys(1)[0]), balance: parseEther("1"), fees, nonce: 0 }).catch(e => e as Error);
+		const err = await signNativeSweep({ chainId: 1, depositKey: key, to: computeAddress(anvilPrivateKeys(1)[0]), balance: parseEther("1"), fees, nonce: 0 }).then(() => null, (e: unknown) => e as Error);
 		expect(err).toBeInstanceOf(Error);
 		expect(err!.message).not.toContain("abab");
 	});
@@ -189,8 +189,8 @@ describeChain("EVM sweeps (anvil)", () => {
 
 		// Second payments to the same addresses: no authorization needed, a plain type-2 call.
 		for (const [i, k] of keys.entries()) await mint(k.address, amounts[i]);
-		const second: BatchDeposit[] = [];
-		for (const k of keys) second.push({ ...k, authorizationNonce: await authorizationNonceFor(anvil.provider, k.address, delegate) });
+		const nonces = await authorizationNoncesFor(anvil.provider, keys.map(k => k.address), delegate);
+		const second: BatchDeposit[] = keys.map((k, i) => ({ ...k, authorizationNonce: nonces[i] }));
 		expect(second.every(d => d.authorizationNonce === null)).toBe(true);
 		const round2 = await sweepBatch(second, to);
 		expect(round2.type).toBe(2);
