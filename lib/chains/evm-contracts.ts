@@ -1,7 +1,11 @@
 /**
- * The Solidity contracts of the local development chain and the EVM tests (sources in
- * `evm-contracts/`): TestToken (an ERC-20 with 6 decimals, `mint`, `batchTransfer`) and Forwarder
- * (sends ETH by internal calls, so a payment arrives with no log and no top-level transaction).
+ * The Solidity contracts (sources in `evm-contracts/`): for the local development chain and the EVM
+ * tests, TestToken (an ERC-20 with 6 decimals, `mint`, `batchTransfer`) and Forwarder (sends ETH by
+ * internal calls, so a payment arrives with no log and no top-level transaction); for the EVM
+ * sweeper (lib/chains/evm-sweep.ts), SweepDelegate (the EIP-7702 delegate of deposit addresses) and
+ * SweepBatcher (the sweeper wallet's batch entry point).
+ *
+ * All compile with evmVersion "prague" (EIP-7702's hard fork; anvil's default).
  *
  * They are compiled with solc-js (a devDependency, loaded only when compiling) and the artifacts
  * are cached in the temp folder under the hash of the sources and the compiler version, so the
@@ -13,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { Contract, ContractFactory, type ContractRunner, type InterfaceAbi } from "ethers";
 
-export const CONTRACT_NAMES = ["TestToken", "Forwarder"] as const;
+export const CONTRACT_NAMES = ["TestToken", "Forwarder", "SweepDelegate", "SweepBatcher"] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 
 export interface ContractArtifact {
@@ -42,6 +46,8 @@ interface SolcOutput {
 	contracts: Record<string, Record<string, { abi: InterfaceAbi; evm: { bytecode: { object: string } } }>>;
 }
 
+const COMPILER_SETTINGS = { evmVersion: "prague", optimizer: { enabled: true, runs: 200 } };
+
 /** solc's standard JSON interface (https://docs.soliditylang.org/en/latest/using-the-compiler.html). */
 function compile(sources: Record<string, string>): ContractArtifacts {
 	// A devDependency: loaded here only, so production code never needs it.
@@ -50,7 +56,7 @@ function compile(sources: Record<string, string>): ContractArtifacts {
 		language: "Solidity",
 		sources: Object.fromEntries(Object.entries(sources).map(([file, content]) => [file, { content }])),
 		settings: {
-			optimizer: { enabled: true, runs: 200 },
+			...COMPILER_SETTINGS,
 			outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
 		},
 	};
@@ -78,7 +84,7 @@ let memo: { key: string; artifacts: ContractArtifacts } | null = null;
  */
 export function contractArtifacts(cacheDir = os.tmpdir()): ContractArtifacts {
 	const sources = readSources();
-	const key = crypto.createHash("sha256").update(JSON.stringify({ solc: solcVersion(), sources })).digest("hex").slice(0, 16);
+	const key = crypto.createHash("sha256").update(JSON.stringify({ solc: solcVersion(), settings: COMPILER_SETTINGS, sources })).digest("hex").slice(0, 16);
 	if (memo?.key === key) return memo.artifacts;
 	const file = path.join(cacheDir, `cpg-solc-${key}.json`);
 	let artifacts: ContractArtifacts | null = null;
