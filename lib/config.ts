@@ -9,6 +9,7 @@ import crypto from "node:crypto";
 import { WebhooksConfig, webhooksConfigFromEnv } from "./webhooks/config";
 import { WatchersConfig, watchersConfigFromEnv } from "./watchers/config";
 import { WithdrawalsConfig, withdrawalsConfigFromEnv } from "./withdrawals/config";
+import { SweeperConfig, sweeperConfigFromEnv } from "./sweeps/config";
 
 export type RateLimitMode = "identity" | "ip" | "off";
 
@@ -29,6 +30,8 @@ export interface AppConfig {
 	watchers: WatchersConfig;
 	/** The withdrawals ledger's feed (lib/withdrawals/config.ts). */
 	withdrawals: WithdrawalsConfig;
+	/** The automatic EVM sweeper (lib/sweeps/config.ts). */
+	sweeper: SweeperConfig;
 	/** BIP-39 mnemonic of the HD master seed for deposit addresses; unset: generated once into DATA_DIR/hd-seed.enc. */
 	masterSeed: string | null;
 	rateLimit: RateLimitMode;
@@ -219,6 +222,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		webhooks: webhooksConfigFromEnv(env, production),
 		watchers: watchersConfigFromEnv(env),
 		withdrawals: withdrawalsConfigFromEnv(env),
+		sweeper: sweeperConfigFromEnv(env),
 		masterSeed: env.MASTER_SEED?.trim() || null,
 		rateLimit,
 		rateLimitScale,

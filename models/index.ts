@@ -18,6 +18,7 @@ import { IdempotencyKey } from "./idempotency-key.model";
 import { PaymentLink } from "./payment-link.model";
 import { Transaction, TransactionCredit, PaymentDetection } from "./transaction.model";
 import { ChainCursor, ChainTransfer } from "./chain.model";
+import { Sweep, SweepItem, SweepWallet } from "./sweep.model";
 import { DepositAddress, DepositAddressCounter } from "./deposit-address.model";
 import { OutboxEvent } from "./outbox-event.model";
 import { WebhookDelivery } from "./webhook-delivery.model";
@@ -27,7 +28,7 @@ import { WithdrawalSettings, LedgerEntry, LedgerAccount, WithdrawalRequest, With
 
 export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey, Network, Token, Currency, CurrencyRate, TokenPrice };
 export { PaymentIntent, IdempotencyKey, PaymentLink, Transaction, TransactionCredit, DepositAddress, DepositAddressCounter, OutboxEvent };
-export { WebhookDelivery, WebhookLog, InboundEvent, PaymentDetection, ChainCursor, ChainTransfer };
+export { WebhookDelivery, WebhookLog, InboundEvent, PaymentDetection, ChainCursor, ChainTransfer, Sweep, SweepItem, SweepWallet };
 export { WithdrawalSettings, LedgerEntry, LedgerAccount, WithdrawalRequest, WithdrawalFeedCursor };
 
 export interface Models {
@@ -64,6 +65,9 @@ export interface Models {
 	LedgerAccount: typeof LedgerAccount;
 	WithdrawalRequest: typeof WithdrawalRequest;
 	WithdrawalFeedCursor: typeof WithdrawalFeedCursor;
+	Sweep: typeof Sweep;
+	SweepItem: typeof SweepItem;
+	SweepWallet: typeof SweepWallet;
 }
 
 export function defineModels(sequelize: Sequelize): Models {
@@ -101,5 +105,8 @@ export function defineModels(sequelize: Sequelize): Models {
 		LedgerAccount: LedgerAccount.initModel(sequelize),
 		WithdrawalRequest: WithdrawalRequest.initModel(sequelize),
 		WithdrawalFeedCursor: WithdrawalFeedCursor.initModel(sequelize),
+		Sweep: Sweep.initModel(sequelize),
+		SweepItem: SweepItem.initModel(sequelize),
+		SweepWallet: SweepWallet.initModel(sequelize),
 	};
 }

@@ -490,6 +490,30 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			},
 		},
 
+		/**
+		 * Settled, non-simulated checkouts of a network (completed in the last `days`), with their
+		 * deposit address and its derivation index: what the sweeper may move. Internal.
+		 */
+		sweepable: {
+			visibility: "public",
+			params: { $$strict: "remove", networkId: ID, days: { type: "number", integer: true, min: 1, max: 3650, optional: true, convert: true }, limit: { type: "number", integer: true, min: 1, max: 5000, optional: true, convert: true } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; days?: number; limit?: number }>) {
+				const { models, clock } = appOf(this.broker);
+				const since = new Date(clock.now().getTime() - (ctx.params.days ?? 30) * 86_400_000);
+				const rows = await models.Transaction.findAll({
+					where: { payerNetworkId: ctx.params.networkId, status: "completed", simulated: false, completedAt: { [Op.gte]: since } },
+					attributes: ["id", "organizationId", "mode", "depositAddressId", "depositAddress", "payerTokenId", "completedAt"],
+					order: [["completedAt", "ASC"], ["id", "ASC"]],
+					limit: ctx.params.limit ?? 1000,
+				});
+				const deposits = await models.DepositAddress.findAll({ where: { id: { [Op.in]: rows.map(r => r.depositAddressId) } }, attributes: ["id", "derivationIndex"] });
+				const indexOf = new Map(deposits.map(d => [d.id, d.derivationIndex]));
+				return rows
+					.filter(r => indexOf.has(r.depositAddressId))
+					.map(r => ({ transactionId: r.id, organizationId: r.organizationId, mode: r.mode, depositAddress: r.depositAddress, derivationIndex: indexOf.get(r.depositAddressId)!, tokenId: r.payerTokenId, completedAt: r.completedAt!.toISOString() }));
+			},
+		},
+
 		/** Deposit addresses of checkouts not settled yet on a network (balance reconciliation). Internal. */
 		openAddresses: {
 			visibility: "public",

@@ -10,6 +10,7 @@ import * as m0006 from "./0006-payments";
 import * as m0007 from "./0007-webhooks";
 import * as m0008 from "./0008-chain-watchers";
 import * as m0009 from "./0009-withdrawals";
+import * as m0010 from "./0010-sweeps";
 
 export interface Migration {
 	name: string;
@@ -17,4 +18,4 @@ export interface Migration {
 	down: typeof m0001.down;
 }
 
-export const migrations: Migration[] = [{ name: "0001-platform", ...m0001 }, { name: "0004-networks", ...m0004 }, { name: "0005-pricing", ...m0005 }, { name: "0006-payments", ...m0006 }, { name: "0007-webhooks", ...m0007 }, { name: "0008-chain-watchers", ...m0008 }, { name: "0009-withdrawals", ...m0009 }];
+export const migrations: Migration[] = [{ name: "0001-platform", ...m0001 }, { name: "0004-networks", ...m0004 }, { name: "0005-pricing", ...m0005 }, { name: "0006-payments", ...m0006 }, { name: "0007-webhooks", ...m0007 }, { name: "0008-chain-watchers", ...m0008 }, { name: "0009-withdrawals", ...m0009 }, { name: "0010-sweeps", ...m0010 }];

@@ -27,6 +27,11 @@ export interface RpcProxy {
 	failNext(count: number, status?: number): void;
 	/** The next `count` HTTP requests are held without an answer until the proxy stops (timeouts). */
 	stallNext(count: number): void;
+	/**
+	 * Requests carrying this method are passed to the node, but their answer is held back (the
+	 * caller waits until the proxy stops): the node acted, the caller never heard. null: off.
+	 */
+	swallowAnswers(method: string | null): void;
 	/** Closes the port and drops open connections (node down). */
 	stop(): Promise<void>;
 	/** Listens again on the same port (node back). */
@@ -40,6 +45,7 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 	let requestCount = 0;
 	let failures: { left: number; status: number } = { left: 0, status: 429 };
 	let stalls = 0;
+	let swallow: string | null = null;
 	const sockets = new Set<net.Socket>();
 	const held: http.ServerResponse[] = [];
 
@@ -88,6 +94,10 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 			try {
 				const payload = JSON.parse(Buffer.concat(chunks).toString()) as JsonRpcCall | JsonRpcCall[];
 				const answers = await forward(Array.isArray(payload) ? payload : [payload]);
+				if (swallow && (Array.isArray(payload) ? payload : [payload]).some(c => c.method === swallow)) {
+					held.push(res);
+					return;
+				}
 				res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(payload) ? answers : answers[0]));
 			} catch (e) {
 				res.writeHead(502, { "content-type": "text/plain" }).end(`proxy: ${(e as Error).message}`);
@@ -123,6 +133,9 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 		},
 		stallNext(count: number) {
 			stalls = count;
+		},
+		swallowAnswers(method: string | null) {
+			swallow = method;
 		},
 		async stop() {
 			const closed = new Promise<void>(resolve => server.close(() => resolve()));

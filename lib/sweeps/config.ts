@@ -1,0 +1,52 @@
+/**
+ * Sweeper settings from the environment (docs/withdrawals.md "Sweeper configuration"). The RPC URL
+ * of a network is the watchers' `RPC_URL_<SLUG>`.
+ */
+import { EnvVars, wholeNumber } from "../env";
+import { envSlug } from "../watchers/config";
+
+export interface SweeperConfig {
+	/** The wallet that pays for token sweeps (hex private key; a secret: never logged). Required in production when a network is swept. */
+	privateKey: string | null;
+	/** SWEEP_CONTRACTS_<SLUG>=<batcher>,<delegate>: the deployed sweep contracts of a network. */
+	contracts: Record<string, { batcher: string; delegate: string }>;
+	/** EIP7702_<SLUG>=false: the network has no EIP-7702 (token sweeps fall back to a gas top-up). */
+	eip7702Off: Set<string>;
+	pollMs: number;
+	batchSize: number;
+	stuckMs: number;
+	minValueMultiple: number;
+	maxAgeMs: number;
+	leaseMs: number;
+}
+
+export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
+	const contracts: SweeperConfig["contracts"] = {};
+	const eip7702Off = new Set<string>();
+	for (const [name, value] of Object.entries(env)) {
+		if (!value) continue;
+		if (name.startsWith("SWEEP_CONTRACTS_")) {
+			const [batcher, delegate] = value.split(",").map(s => s.trim());
+			if (!/^0x[0-9a-fA-F]{40}$/.test(batcher ?? "") || !/^0x[0-9a-fA-F]{40}$/.test(delegate ?? "")) throw new Error(`Configuration: ${name} must be "<batcher address>,<delegate address>"`);
+			contracts[name.slice("SWEEP_CONTRACTS_".length)] = { batcher, delegate };
+		} else if (name.startsWith("EIP7702_") && ["0", "false", "no", "off"].includes(value.toLowerCase())) {
+			eip7702Off.add(name.slice("EIP7702_".length));
+		}
+	}
+	const key = env.SWEEPER_PRIVATE_KEY?.trim() || null;
+	if (key && !/^(0x)?[0-9a-fA-F]{64}$/.test(key)) throw new Error("Configuration: SWEEPER_PRIVATE_KEY must be a 32-byte hex private key");
+	return {
+		privateKey: key,
+		contracts,
+		eip7702Off,
+		pollMs: wholeNumber(env, "SWEEP_POLL_MS", 15_000, 50, 3_600_000),
+		batchSize: wholeNumber(env, "SWEEP_BATCH_SIZE", 20, 1, 100),
+		stuckMs: wholeNumber(env, "SWEEP_STUCK_MS", 120_000, 100, 86_400_000),
+		minValueMultiple: wholeNumber(env, "SWEEP_MIN_VALUE_MULTIPLE", 10, 1, 1_000_000),
+		maxAgeMs: wholeNumber(env, "SWEEP_MAX_AGE_MINUTES", 24 * 60, 0, 525_600) * 60_000,
+		leaseMs: wholeNumber(env, "SWEEP_LEASE_MS", 30_000, 1_000, 600_000),
+	};
+}
+
+export const sweepContractsFor = (config: SweeperConfig, slug: string) => config.contracts[envSlug(slug)] ?? null;
+export const eip7702For = (config: SweeperConfig, slug: string) => !config.eip7702Off.has(envSlug(slug));

@@ -1,0 +1,278 @@
+/**
+ * The EVM sweeper's loop for one network (docs/withdrawals.md "Sweeper"). Each step:
+ * 1. carries every sweep in flight one state further: planned -> signed (bytes recorded) ->
+ *    broadcast -> confirmed (ledger written) or failed; a broadcast stuck past `stuckMs` is signed
+ *    again with the same nonce and higher fees (the bump ladder);
+ * 2. plans new sweeps for settled checkouts whose funds are still at their deposit address and
+ *    whose merchant has a destination: native coin one deposit per sweep (the deposit key pays its
+ *    own gas), ERC-20 tokens in EIP-7702 batches of up to `batchSize` deposits paid by the sweeper
+ *    wallet.
+ * Only the holder of the network's sweep lease runs it (lib/watchers/store.ts leases).
+ */
+import { Contract, JsonRpcProvider, TransactionReceipt, Wallet } from "ethers";
+import type { Sequelize } from "sequelize";
+import * as sweep from "../chains/evm-sweep";
+import { fromBaseUnits } from "../money";
+import type { Models } from "../../models";
+import type { Sweep } from "../../models/sweep.model";
+import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
+
+export interface SweepToken {
+	tokenId: string;
+	symbol: string;
+	/** "" for the native coin. */
+	contractAddress: string;
+	decimals: number;
+}
+
+export interface SweepNetwork {
+	id: string;
+	slug: string;
+	chainId: number;
+	requiredConfirmations: number;
+	eip7702: boolean;
+	tokens: SweepToken[];
+}
+
+export interface SweepableCheckout {
+	transactionId: string;
+	organizationId: string;
+	mode: string;
+	depositAddress: string;
+	derivationIndex: number;
+	tokenId: string;
+	completedAt: string;
+}
+
+/** What the sweeper asks of other services. */
+export interface SweeperPorts {
+	sweepable(p: { networkId: string }): Promise<SweepableCheckout[]>;
+	destination(p: { organizationId: string; chainType: string; transactionId: string }): Promise<string | null>;
+	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
+}
+
+export interface SweeperSettings {
+	batchSize: number;
+	/** A broadcast sweep not mined after this long is replaced with higher fees. */
+	stuckMs: number;
+	/** Native sweeps only when the amount is at least this many times the fee. */
+	minValueMultiple: number;
+	/** Token deposits wait for a full batch at most this long. */
+	maxAgeMs: number;
+}
+
+export interface SweepRunnerDeps {
+	sequelize: Sequelize;
+	models: Models;
+	provider: JsonRpcProvider;
+	network: SweepNetwork;
+	contracts: { batcher: string; delegate: string } | null;
+	sweeperKey: string | null;
+	depositKey(index: number): Promise<Uint8Array>;
+	ports: SweeperPorts;
+	settings: SweeperSettings;
+	now: () => Date;
+	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+}
+
+const ERC20 = ["function balanceOf(address) view returns (uint256)"];
+
+export class SweepRunner {
+	private warnedNoContracts = false;
+
+	constructor(private readonly deps: SweepRunnerDeps) {}
+
+	async step(): Promise<void> {
+		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
+			await this.advance(s).catch(err => this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`));
+		}
+		await this.plan();
+	}
+
+	private token(tokenId: string): SweepToken | undefined {
+		return this.deps.network.tokens.find(t => t.tokenId === tokenId);
+	}
+
+	/** Signs a planned sweep (nothing is sent before its bytes are recorded). */
+	private async sign(s: Sweep, feeStep: number): Promise<{ raw: string; hash: string } | null> {
+		const { models, network, provider, contracts, sweeperKey } = this.deps;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
+		const base = await sweep.suggestFees(provider);
+		const fees = feeStep > 0 ? sweep.bumpFees(base, feeStep) : base;
+		if (s.kind === "native") {
+			const item = items[0];
+			const balance = await provider.getBalance(item.depositAddress);
+			const signed = await sweep.signNativeSweep({ chainId: network.chainId, depositKey: await this.deps.depositKey(item.derivationIndex), to: s.toAddress, balance, fees, nonce: s.nonce });
+			return signed;
+		}
+		if (s.kind === "topup" || s.kind === "token") {
+			const item = items[0];
+			const token = this.token(s.tokenId)!;
+			if (s.kind === "topup") {
+				if (!sweeperKey) throw new Error("a gas top-up needs SWEEPER_PRIVATE_KEY");
+				const amount = sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, await provider.getBalance(item.depositAddress));
+				if (amount <= 0n) return null; // the deposit has its gas already: the token transfer is planned next
+				return sweep.signGasTopUp({ chainId: network.chainId, sweeperKey, nonce: s.nonce, to: item.depositAddress, amount, fees });
+			}
+			const amount = (await new Contract(token.contractAddress, ERC20, provider).balanceOf(item.depositAddress)) as bigint;
+			if (amount <= 0n) return null;
+			return sweep.signTokenTransfer({ chainId: network.chainId, depositKey: await this.deps.depositKey(item.derivationIndex), nonce: s.nonce, token: token.contractAddress, to: s.toAddress, amount, fees });
+		}
+		if (!contracts || !sweeperKey) throw new Error("token sweeps need SWEEPER_PRIVATE_KEY and the sweep contracts of this network");
+		const token = this.token(s.tokenId)!;
+		// Asked again at every signing: a reverted batch may have left some authorizations applied.
+		const nonces = await sweep.authorizationNoncesFor(provider, items.map(i => i.depositAddress), contracts.delegate);
+		const deposits = await Promise.all(items.map(async (item, i) => ({ key: await this.deps.depositKey(item.derivationIndex), address: item.depositAddress, authorizationNonce: nonces[i] })));
+		const gasLimit = sweep.batchGasLimit(deposits.length, nonces.filter(n => n !== null).length);
+		return sweep.signBatchTokenSweep({ chainId: network.chainId, sweeperKey, nonce: s.nonce, batcher: contracts.batcher, delegate: contracts.delegate, token: token.contractAddress, to: s.toAddress, deposits, fees, gasLimit });
+	}
+
+	private async advance(s: Sweep): Promise<void> {
+		const { provider, models, sequelize, network, settings, logger, now } = this.deps;
+		if (s.status === "planned") {
+			const signed = await this.sign(s, 0);
+			if (!signed) {
+				await finishSweep(sequelize, models, s, "failed", { reason: "not worth its fee" }, now());
+				return;
+			}
+			await recordSigned(s, signed, 0, now());
+		}
+		if (s.status === "signed") {
+			await sweep.broadcast(provider, s.rawTx!);
+			await recordBroadcast(s, now());
+			return;
+		}
+		// Broadcast: mined (any of its hashes), failed, or stuck.
+		for (const hash of s.hashes) {
+			const receipt = await provider.getTransactionReceipt(hash);
+			if (!receipt) continue;
+			const head = await provider.getBlockNumber();
+			if (head - receipt.blockNumber + 1 < network.requiredConfirmations) return;
+			const feePaid = (receipt.gasUsed * receipt.gasPrice).toString();
+			if (receipt.status !== 1) {
+				await finishSweep(sequelize, models, s, "failed", { txHash: hash, gasUsed: receipt.gasUsed.toString(), feePaid, reason: "reverted on chain" }, now());
+				logger.warn(`Sweep ${s.id} reverted on ${network.slug} (${hash}); its funds will be planned again`);
+				return;
+			}
+			await this.confirm(s, hash, receipt.gasUsed, feePaid, receipt);
+			return;
+		}
+		const chainNonce = await provider.getTransactionCount(s.fromAddress, "latest");
+		if (chainNonce > s.nonce) {
+			// The nonce was used by a transaction we do not know: none of ours can be mined any more.
+			await finishSweep(sequelize, models, s, "failed", { reason: `nonce ${s.nonce} used by another transaction` }, now());
+			return;
+		}
+		if (s.broadcastAt && now().getTime() - s.broadcastAt.getTime() > settings.stuckMs * (s.feeStep + 1)) {
+			const signed = await this.sign(s, s.feeStep + 1);
+			if (!signed) return;
+			await recordSigned(s, signed, s.feeStep + 1, now());
+			logger.info(`Sweep ${s.id} on ${network.slug} stuck: replaced with higher fees (step ${s.feeStep})`);
+		}
+		await sweep.broadcast(provider, s.rawTx!).catch(err => logger.warn(`Sweep ${s.id}: broadcast: ${(err as Error).message}`));
+	}
+
+	/** Confirmed: the ledger gets each deposit's withdrawal (and a native sweep's fee), then the sweep closes. */
+	private async confirm(s: Sweep, hash: string, gasUsed: bigint, feePaid: string, receipt: TransactionReceipt): Promise<void> {
+		const { models, sequelize, network, ports, now } = this.deps;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
+		const native = network.tokens.find(t => t.contractAddress === "");
+		const token = this.token(s.tokenId)!;
+		if (s.kind === "topup") {
+			// The operator's gas, not the merchant's funds: the token transfer is planned next.
+			await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
+			return;
+		}
+		// The delegate sweeps whole balances: what each deposit really sent is in the Transfer logs.
+		const sent = s.kind === "batch7702" || s.kind === "token" ? sweep.sweptAmounts(receipt, token.contractAddress, s.toAddress) : null;
+		for (const item of items) {
+			let moved = sent ? fromBaseUnits(sent.get(item.depositAddress) ?? 0n, token.decimals) : item.amount;
+			if (s.kind === "native" && native) {
+				// The deposit paid its own gas: what reached the merchant is the transaction's value.
+				const sent = await this.deps.provider.getTransaction(hash);
+				moved = fromBaseUnits(sent?.value ?? 0n, native.decimals);
+				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
+			}
+			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${moved}`, refType: "sweep_item", refId: String(item.id) });
+		}
+		await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
+		this.deps.logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${items.length} deposit(s), ${hash}`);
+	}
+
+	/** New sweeps for settled checkouts still holding funds. */
+	private async plan(): Promise<void> {
+		const { ports, network, provider, models, sequelize, settings, contracts, sweeperKey, now } = this.deps;
+		const settled = await ports.sweepable({ networkId: network.id });
+		if (settled.length === 0) return;
+		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
+		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		const byGroup = new Map<string, Array<SweepableCheckout & { amount: bigint; destination: string }>>();
+		for (const c of settled) {
+			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
+			const token = this.token(c.tokenId);
+			if (!token) continue;
+			const destination = await ports.destination({ organizationId: c.organizationId, chainType: "evm", transactionId: c.transactionId });
+			if (!destination) continue; // kept at the deposit address until the merchant saves settings
+			const amount = token.contractAddress === "" ? await provider.getBalance(c.depositAddress) : ((await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint);
+			if (amount <= 0n) continue;
+			if (token.contractAddress === "") {
+				const fees = await sweep.suggestFees(provider);
+				const fee = 21_000n * fees.maxFeePerGas;
+				const old = now().getTime() - new Date(c.completedAt).getTime() > settings.maxAgeMs;
+				if (amount <= fee || (amount < fee * BigInt(settings.minValueMultiple) && !old)) continue;
+				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: destination, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [this.item(c, token, amount)] }, now());
+				continue;
+			}
+			const key = `${c.tokenId}|${destination}`;
+			byGroup.set(key, [...(byGroup.get(key) ?? []), { ...c, amount, destination }]);
+		}
+		if (byGroup.size === 0) return;
+		if (!network.eip7702 && sweeperKey) {
+			await this.planWithoutDelegation([...byGroup.values()].flat(), sweeperKey);
+			return;
+		}
+		if (!contracts || !sweeperKey || !network.eip7702) {
+			if (this.warnedNoContracts) return;
+			this.warnedNoContracts = true;
+			this.deps.logger.warn(`Sweeper: ${network.slug} has token deposits to sweep but no EIP-7702 sweep contracts or sweeper key configured; they stay at their deposit addresses`);
+			return;
+		}
+		const sweeper = new Wallet(sweeperKey).address;
+		for (const group of byGroup.values()) {
+			const token = this.token(group[0].tokenId)!;
+			for (let i = 0; i < group.length; i += settings.batchSize) {
+				const batch = group.slice(i, i + settings.batchSize);
+				const oldest = Math.min(...batch.map(c => new Date(c.completedAt).getTime()));
+				if (batch.length < settings.batchSize && now().getTime() - oldest < settings.maxAgeMs) continue;
+				await planSweep(
+					sequelize,
+					models,
+					{ networkId: network.id, kind: "batch7702", tokenId: token.tokenId, fromAddress: sweeper, toAddress: batch[0].destination, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: batch.map(c => this.item(c, token, c.amount)) },
+					now(),
+				);
+			}
+		}
+	}
+
+	/**
+	 * A network without EIP-7702: each token deposit gets its gas from the sweeper wallet (a
+	 * top-up), then sends its tokens itself; a deposit that already holds enough gas sends at once.
+	 */
+	private async planWithoutDelegation(deposits: Array<SweepableCheckout & { amount: bigint; destination: string }>, sweeperKey: string): Promise<void> {
+		const { provider, models, sequelize, network, now } = this.deps;
+		const fees = await sweep.suggestFees(provider);
+		const sweeper = new Wallet(sweeperKey).address;
+		for (const d of deposits) {
+			const token = this.token(d.tokenId)!;
+			const needsGas = sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, await provider.getBalance(d.depositAddress)) > 0n;
+			const plan = needsGas
+				? { kind: "topup" as const, fromAddress: sweeper, toAddress: d.depositAddress }
+				: { kind: "token" as const, fromAddress: d.depositAddress, toAddress: d.destination };
+			await planSweep(sequelize, models, { networkId: network.id, tokenId: token.tokenId, ...plan, chainNonce: await provider.getTransactionCount(plan.fromAddress, "latest"), items: [this.item(d, token, d.amount)] }, now());
+		}
+	}
+
+	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
+		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
+	}
+}

@@ -1,0 +1,145 @@
+/**
+ * The sweeper's records (sweep_wallets, sweeps, sweep_items). The rules that make a sweep safe to
+ * interrupt anywhere (docs/withdrawals.md "Sweeper"):
+ * - a sweep is planned in one DB transaction that takes the sending wallet's next nonce under its
+ *   row lock and opens its items (UNIQUE openKey = deposit address + token): the same funds are
+ *   never in two sweeps at once, and one wallet never uses a nonce twice;
+ * - its signed bytes and hash are recorded (`signed`) BEFORE they are broadcast, so after a crash
+ *   the same transaction is broadcast again (same nonce, same hash), never a new one;
+ * - a fee bump re-signs with the same nonce: only one of the hashes can be mined;
+ * - it ends `confirmed` (items closed, ledger written by the caller) or `failed` (items closed,
+ *   the funds are planned again later).
+ */
+import { Op, Sequelize, UniqueConstraintError } from "sequelize";
+import { inTransaction } from "../db";
+import { uuid } from "../ids";
+import type { Models } from "../../models";
+import { FUNDS_SWEEP_KINDS, type Sweep, type SweepKind, type SweepStatus } from "../../models/sweep.model";
+import { forUpdate } from "../payments/store";
+
+export interface PlanItem {
+	transactionId: string;
+	organizationId: string;
+	mode: string;
+	depositAddress: string;
+	derivationIndex: number;
+	tokenId: string;
+	amount: string;
+}
+
+export interface PlanInput {
+	networkId: string;
+	kind: SweepKind;
+	tokenId: string;
+	fromAddress: string;
+	toAddress: string;
+	/** The wallet's nonce on chain: the floor of the stored counter (a wallet used elsewhere moves it). */
+	chainNonce: number;
+	items: PlanItem[];
+}
+
+export const openKeyOf = (depositAddress: string, tokenId: string) => `${depositAddress}:${tokenId}`;
+
+/** Deposits (address + token) already in a sweep in flight. */
+export async function openKeys(models: Models, keys: readonly string[]): Promise<Set<string>> {
+	if (keys.length === 0) return new Set();
+	const rows = await models.SweepItem.findAll({ where: { openKey: { [Op.in]: [...keys] } }, attributes: ["openKey"] });
+	return new Set(rows.map(r => r.openKey!));
+}
+
+/** Plans a sweep: nonce from the wallet's row lock, items opened. Null when another sweep holds one of the items. */
+export async function planSweep(sequelize: Sequelize, models: Models, input: PlanInput, now: Date): Promise<Sweep | null> {
+	try {
+		return await inTransaction(sequelize, async t => {
+			let wallet = await models.SweepWallet.findOne({ where: { networkId: input.networkId, address: input.fromAddress }, ...forUpdate(t) });
+			if (!wallet) {
+				wallet = await models.SweepWallet.create({ networkId: input.networkId, address: input.fromAddress, nextNonce: input.chainNonce, updatedAt: now }, { transaction: t });
+			}
+			const nonce = Math.max(wallet.nextNonce, input.chainNonce);
+			wallet.nextNonce = nonce + 1;
+			wallet.updatedAt = now;
+			await wallet.save({ transaction: t });
+			const sweep = await models.Sweep.create(
+				{
+					id: uuid(),
+					networkId: input.networkId,
+					kind: input.kind,
+					status: "planned",
+					tokenId: input.tokenId,
+					fromAddress: input.fromAddress,
+					toAddress: input.toAddress,
+					nonce,
+					rawTx: null,
+					txHash: null,
+					hashes: [],
+					feeStep: 0,
+					gasUsed: null,
+					feePaid: null,
+					reason: null,
+					broadcastAt: null,
+					createdAt: now,
+					updatedAt: now,
+				},
+				{ transaction: t },
+			);
+			await models.SweepItem.bulkCreate(
+				input.items.map(i => ({ ...i, sweepId: sweep.id, openKey: openKeyOf(i.depositAddress, i.tokenId), createdAt: now })),
+				{ transaction: t },
+			);
+			return sweep;
+		});
+	} catch (err) {
+		// Another planner opened one of these deposits first (or took the wallet row's first insert).
+		if (err instanceof UniqueConstraintError) return null;
+		throw err;
+	}
+}
+
+/** Records signed bytes (before they are broadcast); a bump keeps the earlier hashes. */
+export async function recordSigned(sweep: Sweep, signed: { raw: string; hash: string }, feeStep: number, now: Date): Promise<void> {
+	sweep.rawTx = signed.raw;
+	sweep.txHash = signed.hash;
+	sweep.hashes = [...sweep.hashes.filter(h => h !== signed.hash), signed.hash];
+	sweep.feeStep = feeStep;
+	if (sweep.status === "planned") sweep.status = "signed";
+	sweep.updatedAt = now;
+	await sweep.save();
+}
+
+export async function recordBroadcast(sweep: Sweep, now: Date): Promise<void> {
+	if (sweep.status === "signed") sweep.status = "broadcast";
+	sweep.broadcastAt = sweep.broadcastAt ?? now;
+	sweep.updatedAt = now;
+	await sweep.save();
+}
+
+/** Ends a sweep: its items are closed (their funds may be planned again when it failed). */
+export async function finishSweep(sequelize: Sequelize, models: Models, sweep: Sweep, status: Extract<SweepStatus, "confirmed" | "failed">, fields: { txHash?: string; gasUsed?: string; feePaid?: string; reason?: string }, now: Date): Promise<void> {
+	await inTransaction(sequelize, async t => {
+		const row = await models.Sweep.findByPk(sweep.id, forUpdate(t));
+		if (!row || row.status === "confirmed" || row.status === "failed") return;
+		row.status = status;
+		if (fields.txHash) row.txHash = fields.txHash;
+		row.gasUsed = fields.gasUsed ?? row.gasUsed;
+		row.feePaid = fields.feePaid ?? row.feePaid;
+		row.reason = fields.reason ?? null;
+		row.updatedAt = now;
+		await row.save({ transaction: t });
+		await models.SweepItem.update({ openKey: null }, { where: { sweepId: row.id }, transaction: t });
+	});
+}
+
+/** Sweeps of a network not ended yet, oldest first. */
+export async function sweepsInFlight(models: Models, networkId: string): Promise<Sweep[]> {
+	return models.Sweep.findAll({ where: { networkId, status: { [Op.in]: ["planned", "signed", "broadcast"] } }, order: [["createdAt", "ASC"]] });
+}
+
+/** Checkouts whose funds were swept (a confirmed sweep that moved them; a gas top-up does not count). */
+export async function sweptTransactions(models: Models, transactionIds: readonly string[]): Promise<Set<string>> {
+	if (transactionIds.length === 0) return new Set();
+	const items = await models.SweepItem.findAll({ where: { transactionId: { [Op.in]: [...transactionIds] } }, attributes: ["sweepId", "transactionId"] });
+	if (items.length === 0) return new Set();
+	const confirmed = await models.Sweep.findAll({ where: { id: { [Op.in]: [...new Set(items.map(i => i.sweepId))] }, status: "confirmed", kind: { [Op.in]: [...FUNDS_SWEEP_KINDS] } }, attributes: ["id"] });
+	const ok = new Set(confirmed.map(s => s.id));
+	return new Set(items.filter(i => ok.has(i.sweepId)).map(i => i.transactionId));
+}

@@ -1,0 +1,126 @@
+import { DataTypes, Model, Sequelize, CreationOptional, InferAttributes, InferCreationAttributes } from "sequelize";
+import { moneyAttribute } from "../lib/money";
+import { jsonTextAttribute } from "../lib/payments/columns";
+
+/** A sending wallet's next nonce on a network, taken under this row's lock (one nonce, one sweep). */
+export class SweepWallet extends Model<InferAttributes<SweepWallet>, InferCreationAttributes<SweepWallet>> {
+	declare networkId: string;
+	declare address: string;
+	declare nextNonce: number;
+	declare updatedAt: Date;
+
+	static initModel(sequelize: Sequelize): typeof SweepWallet {
+		return (class extends SweepWallet {}).init(
+			{
+				networkId: { type: DataTypes.STRING(36), primaryKey: true },
+				address: { type: DataTypes.STRING(128), primaryKey: true },
+				nextNonce: DataTypes.INTEGER,
+				updatedAt: DataTypes.DATE(3),
+			},
+			{ sequelize, tableName: "sweep_wallets", timestamps: false },
+		);
+	}
+}
+
+export const SWEEP_STATUSES = ["planned", "signed", "broadcast", "confirmed", "failed"] as const;
+export type SweepStatus = (typeof SWEEP_STATUSES)[number];
+/**
+ * native: a deposit's coin, sent by the deposit key (it pays its own gas); batch7702: token
+ * deposits swept through their EIP-7702 delegation, gas paid by the sweeper wallet; topup: gas
+ * sent by the sweeper wallet to a token deposit on a network without EIP-7702; token: that
+ * deposit's token transfer, signed by its key, once the top-up is there.
+ */
+export type SweepKind = "native" | "batch7702" | "topup" | "token";
+/** The kinds that move a merchant's funds (a top-up only moves the operator's gas). */
+export const FUNDS_SWEEP_KINDS: readonly SweepKind[] = ["native", "batch7702", "token"];
+
+/**
+ * One on-chain send that moves deposit funds to a merchant's address. Its signed bytes and hash
+ * are recorded before it is broadcast, so a restart re-broadcasts the same transaction (same
+ * nonce) instead of signing new funds movements. `hashes` keeps every fee-bumped replacement.
+ */
+export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes<Sweep>> {
+	declare id: string;
+	declare networkId: string;
+	declare kind: SweepKind;
+	declare status: SweepStatus;
+	declare tokenId: string;
+	declare fromAddress: string;
+	declare toAddress: string;
+	declare nonce: number;
+	declare rawTx: string | null;
+	declare txHash: string | null;
+	declare hashes: string[];
+	declare feeStep: number;
+	declare gasUsed: string | null;
+	declare feePaid: string | null;
+	declare reason: string | null;
+	declare broadcastAt: Date | null;
+	declare createdAt: Date;
+	declare updatedAt: Date;
+
+	static initModel(sequelize: Sequelize): typeof Sweep {
+		return (class extends Sweep {}).init(
+			{
+				id: { type: DataTypes.STRING(36), primaryKey: true },
+				networkId: DataTypes.STRING(36),
+				kind: DataTypes.STRING(16),
+				status: DataTypes.STRING(12),
+				tokenId: DataTypes.STRING(36),
+				fromAddress: DataTypes.STRING(128),
+				toAddress: DataTypes.STRING(128),
+				nonce: DataTypes.INTEGER,
+				rawTx: DataTypes.TEXT,
+				txHash: DataTypes.STRING(100),
+				hashes: jsonTextAttribute("hashes", []),
+				feeStep: DataTypes.INTEGER,
+				gasUsed: DataTypes.STRING(40),
+				feePaid: DataTypes.STRING(80),
+				reason: DataTypes.TEXT,
+				broadcastAt: DataTypes.DATE(3),
+				createdAt: DataTypes.DATE(3),
+				updatedAt: DataTypes.DATE(3),
+			},
+			{ sequelize, tableName: "sweeps", timestamps: false },
+		);
+	}
+}
+
+/**
+ * A deposit's funds in a sweep. `openKey` (deposit address + token) is UNIQUE while the sweep is
+ * in flight and cleared when it ends: the same funds are never in two sweeps at once.
+ */
+export class SweepItem extends Model<InferAttributes<SweepItem>, InferCreationAttributes<SweepItem>> {
+	declare id: CreationOptional<number>;
+	declare sweepId: string;
+	declare transactionId: string;
+	declare organizationId: string;
+	declare mode: string;
+	declare depositAddress: string;
+	declare derivationIndex: number;
+	declare tokenId: string;
+	/** Token units (decimal string) moved to the merchant. */
+	declare amount: string;
+	declare openKey: string | null;
+	declare createdAt: Date;
+
+	static initModel(sequelize: Sequelize): typeof SweepItem {
+		const dialect = sequelize.getDialect();
+		return (class extends SweepItem {}).init(
+			{
+				id: { type: DataTypes.INTEGER, autoIncrement: true, primaryKey: true },
+				sweepId: DataTypes.STRING(36),
+				transactionId: DataTypes.STRING(36),
+				organizationId: DataTypes.STRING(36),
+				mode: DataTypes.STRING(10),
+				depositAddress: DataTypes.STRING(128),
+				derivationIndex: DataTypes.INTEGER,
+				tokenId: DataTypes.STRING(36),
+				amount: moneyAttribute("amount", dialect),
+				openKey: DataTypes.STRING(200),
+				createdAt: DataTypes.DATE(3),
+			},
+			{ sequelize, tableName: "sweep_items", timestamps: false },
+		);
+	}
+}

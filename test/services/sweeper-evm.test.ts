@@ -1,0 +1,196 @@
+/**
+ * The automatic EVM sweeper on a real anvil node: settled payments in ETH and in the test USDC
+ * move from their deposit addresses to the merchant's withdrawal address; 20 token deposits in
+ * one EIP-7702 batch; what the chain holds matches the ledger.
+ */
+import { Contract, formatUnits, parseEther, parseUnits, Wallet } from "ethers";
+import { deploySweepContracts } from "../../lib/chains/evm-sweep";
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { money } from "../../lib/money";
+import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import { TestNode } from "../helpers/harness";
+import { until } from "../helpers/until";
+import { createUserWithToken, UserWithToken } from "../helpers/users";
+import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+
+const NET = networkIdFor("anvil-local");
+const ETH = tokenIdFor("anvil-local", "ETH");
+const USDC = tokenIdFor("anvil-local", "USDC");
+const SWEEPER = 5;
+
+describe("EVM sweeper on a real anvil node", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let token: Contract;
+	let user: UserWithToken;
+	let key: { key: string; secret: string };
+	const destination = Wallet.createRandom().address;
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		token = await deployTestUsdc(anvil, [1]);
+		await anvil.setAutomine(true);
+		const sweeperWallet = anvil.accounts[SWEEPER];
+		const contracts = await deploySweepContracts(sweeperWallet);
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: anvil.url,
+				TEST_USDC_ADDRESS: await token.getAddress(),
+				WATCHER_POLL_MS: "100",
+				WATCHER_RECONCILE_MS: "0",
+				SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
+				SWEEP_CONTRACTS_ANVIL_LOCAL: `${contracts.batcher},${contracts.delegate}`,
+				SWEEP_POLL_MS: "200",
+				SWEEP_LEASE_MS: "2000",
+				// A batch waits for 20 deposits, or this long (0: at once).
+				SWEEP_MAX_AGE_MINUTES: "60",
+				SWEEP_MIN_VALUE_MULTIPLE: "2",
+			},
+		});
+		user = await createUserWithToken(node);
+		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
+		key = { key: res.body.key, secret: res.body.secret };
+		const saved = await node.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { evm: destination }, strategy: 1 } });
+		expect(saved.status).toBe(200);
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await anvil?.stop();
+	});
+
+	async function paidCheckout(amount: string, tokenId: string, currency: string, pay: (to: string) => Promise<unknown>) {
+		const created = await node.http("POST", "/payment_intents", { key, body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/r" } });
+		expect(created.status).toBe(200);
+		const slug = created.body.paymentLink.link.split("/pay/")[1];
+		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+		expect(tx.status).toBe(201);
+		await pay(tx.body.depositAddress);
+		return { txId: tx.body.id as string, address: tx.body.depositAddress as string };
+	}
+
+	/** Ledger balance of the sandbox organization for a token (sum of its entries). */
+	async function ledger(tokenId: string): Promise<string> {
+		return ((await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId })) as { balance: string }).balance;
+	}
+
+	it("sweeps a settled ETH payment to the withdrawal address; the deposit's chain balance equals the ledger", async () => {
+		const before = await anvil.provider.getBalance(destination);
+		const c = await paidCheckout("0.5", ETH, "eth", to => anvil.accounts[2].sendTransaction({ to, value: parseEther("0.5") }));
+		await until("completed", async () => (await node.http("GET", `/payments/transactions/${c.txId}`)).body.status === "completed", 30_000);
+		const sweep = await until("native sweep confirmed", async () => node.app.models.Sweep.findOne({ where: { kind: "native", status: "confirmed" } }), 60_000);
+		const received = (await anvil.provider.getBalance(destination)) - before;
+		expect(received).toBeGreaterThan(parseEther("0.49"));
+		const left = await anvil.provider.getBalance(c.address);
+		// credit 0.5 - withdrawal (value) - fee = what is still at the deposit address (unused gas headroom)
+		await until("ledger written", async () => money(await ledger(ETH)).lt(money("0.5")));
+		expect(money(await ledger(ETH)).eq(money(formatUnits(left, 18)))).toBe(true);
+		expect(sweep.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+	});
+
+	it("sweeps 20 ERC-20 deposits in one EIP-7702 transaction; chain balances match the ledger", async () => {
+		const payer = token.connect(anvil.accounts[1]) as Contract;
+		const before = (await token.balanceOf(destination)) as bigint;
+		const checkouts = [];
+		for (let i = 0; i < 20; i++) checkouts.push(await paidCheckout("2.5", USDC, "usdc", to => payer.transfer(to, parseUnits("2.5", 6)).then((t: { wait(): Promise<unknown> }) => t.wait())));
+		const sweep = await until("batch sweep confirmed", async () => node.app.models.Sweep.findOne({ where: { kind: "batch7702", status: "confirmed" } }), 90_000);
+		const items = await node.app.models.SweepItem.findAll({ where: { sweepId: sweep.id } });
+		expect(items).toHaveLength(20);
+		expect(((await token.balanceOf(destination)) as bigint) - before).toBe(parseUnits("50", 6));
+		for (const c of checkouts) expect((await token.balanceOf(c.address)) as bigint).toBe(0n);
+		await until("ledger at zero", async () => money(await ledger(USDC)).isZero());
+		console.log(`sweeper: 20 ERC-20 deposits in one EIP-7702 transaction, ${BigInt(sweep.gasUsed!) / 20n} gas per address (authorizations included)`);
+	});
+});
+
+describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let token: Contract;
+	let user: UserWithToken;
+	let key: { key: string; secret: string };
+	const destination = Wallet.createRandom().address;
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		token = await deployTestUsdc(anvil, [1]);
+		await anvil.setAutomine(true);
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: anvil.url,
+				TEST_USDC_ADDRESS: await token.getAddress(),
+				WATCHER_POLL_MS: "100",
+				WATCHER_RECONCILE_MS: "0",
+				SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
+				EIP7702_ANVIL_LOCAL: "false",
+				SWEEP_POLL_MS: "200",
+				SWEEP_LEASE_MS: "2000",
+				SWEEP_STUCK_MS: "1000",
+				SWEEP_MIN_VALUE_MULTIPLE: "2",
+			},
+		});
+		user = await createUserWithToken(node);
+		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
+		key = { key: res.body.key, secret: res.body.secret };
+		expect((await node.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { evm: destination } } })).status).toBe(200);
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await anvil?.stop();
+	});
+
+	async function checkout(amount: string, tokenId: string, currency: string) {
+		const created = await node.http("POST", "/payment_intents", { key, body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/r" } });
+		const slug = created.body.paymentLink.link.split("/pay/")[1];
+		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+		expect(tx.status).toBe(201);
+		return { txId: tx.body.id as string, address: tx.body.depositAddress as string };
+	}
+	const balanceOf = async (tokenId: string) => ((await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId })) as { balance: string }).balance;
+
+	it("tops the deposit up with gas from the sweeper wallet, then sends its tokens", async () => {
+		const c = await checkout("4", USDC, "usdc");
+		await (await (token.connect(anvil.accounts[1]) as Contract).transfer(c.address, parseUnits("4", 6))).wait();
+		await until("token sweep confirmed", async () => node.app.models.Sweep.findOne({ where: { kind: "token", status: "confirmed" } }), 60_000);
+		const topUp = await node.app.models.Sweep.findOne({ where: { kind: "topup", status: "confirmed" } });
+		expect(topUp?.toAddress).toBe(c.address);
+		expect((await token.balanceOf(destination)) as bigint).toBe(parseUnits("4", 6));
+		expect((await token.balanceOf(c.address)) as bigint).toBe(0n);
+		await until("ledger at zero", async () => money(await balanceOf(USDC)).isZero());
+		expect(await node.app.models.Sweep.count({ where: { kind: "batch7702" } })).toBe(0);
+	});
+
+	it("replaces a sweep stuck in the mempool with higher fees (same nonce), and moves the funds once", async () => {
+		const c = await checkout("0.8", ETH, "eth");
+		await (await anvil.accounts[2].sendTransaction({ to: c.address, value: parseEther("0.8") })).wait();
+		await until("settled", async () => (await node.http("GET", `/payments/transactions/${c.txId}`)).body.status === "completed", 30_000);
+		// From now on blocks are mined by hand, and the next block's base fee is far above the sweep's max fee.
+		await anvil.setAutomine(false);
+		const planned = await until("native sweep broadcast", async () => node.app.models.Sweep.findOne({ where: { kind: "native", status: "broadcast" } }), 30_000);
+		const block = await anvil.provider.getBlock("latest");
+		await anvil.rpc("anvil_setNextBlockBaseFeePerGas", [`0x${((block!.baseFeePerGas ?? 1n) * 50n).toString(16)}`]);
+		await anvil.mine(1);
+		const bumped = await until("replaced", async () => {
+			const s = await node.app.models.Sweep.findByPk(planned.id);
+			return s && s.feeStep >= 1 ? s : null;
+		}, 30_000);
+		expect(bumped.hashes.length).toBeGreaterThanOrEqual(2);
+		expect(bumped.nonce).toBe(planned.nonce);
+		let done = null;
+		for (let i = 0; i < 60 && !done; i++) {
+			await anvil.mine(1);
+			await new Promise(r => setTimeout(r, 300));
+			done = await node.app.models.Sweep.findOne({ where: { id: planned.id, status: "confirmed" } });
+		}
+		expect(done).not.toBeNull();
+		const mined = [];
+		for (const h of done!.hashes) if (await anvil.provider.getTransactionReceipt(h)) mined.push(h);
+		expect(mined).toEqual([done!.txHash]);
+		await anvil.setAutomine(true);
+		const left = await anvil.provider.getBalance(c.address);
+		await until("ledger written", async () => money(await balanceOf(ETH)).eq(money(formatUnits(left, 18))));
+	});
+});
