@@ -1,18 +1,20 @@
 /**
- * Outages of Redis, staged with a loopback TCP proxy the test cuts (the server looks stopped:
- * connections drop and new ones are refused) and restores.
+ * Outages of Redis and of the database, staged with loopback TCP proxies the test cuts (the
+ * server looks stopped: connections drop and new ones are refused) and restores.
  *
  * - Redis down: every request still answers, quickly (p99 under 200 ms: the issue's bound for
  *   "fails fast", with margin), from the database and in-process fallbacks; rate limits still hold,
  *   counted per node; the outage is logged once and the recovery once; afterwards Redis is used
  *   again. Also when Redis is down from the start.
+ * - Database down (MySQL): routes that need it answer 503 with Retry-After in the error shape,
+ *   the session check of a bearer token included; they recover by themselves.
  */
 import Redis from "ioredis";
-import { LogLine, REDIS_URL, TestNode, startNode } from "../helpers/harness";
+import { BACKEND, LogLine, MYSQL_URL, REDIS_URL, TestNode, startNode } from "../helpers/harness";
 import { TcpProxy, startTcpProxy, targetOf } from "../helpers/tcp-proxy";
 import { IDS, intentBody, startPaymentsNode } from "../e2e/payments.helpers";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
-import { signUp, SignedUp } from "./auth.helpers";
+import { login, signUp, SignedUp } from "./auth.helpers";
 
 type Key = { key: string; secret: string };
 
@@ -169,5 +171,54 @@ describe("Redis outage", () => {
 			await other.stop();
 			await closed.close();
 		}
+	});
+});
+
+// A database outage needs a database server to lose: SQLite is a file inside the process.
+(BACKEND === "mysql" ? describe : describe.skip)("database outage (MySQL)", () => {
+	let proxy: TcpProxy;
+	let node: TestNode;
+	let user: SignedUp;
+	let key: Key;
+
+	beforeAll(async () => {
+		proxy = await startTcpProxy(targetOf(MYSQL_URL, 3306));
+		node = await startPaymentsNode({ via: { database: url => proxy.through(url) } });
+		({ user, key } = await merchant(node));
+	});
+	afterAll(async () => {
+		await proxy?.restore().catch(() => undefined);
+		await node?.stop();
+		await proxy?.close();
+	});
+
+	function expectUnavailable(res: Awaited<ReturnType<TestNode["http"]>>, what: string) {
+		expect([what, res.status, res.headers.get("retry-after")]).toEqual([what, 503, "5"]);
+		expect(res.body).toEqual({ statusCode: 503, message: "Service Unavailable", error: "Service Unavailable" });
+	}
+
+	it("answers 503 with Retry-After while the database is unreachable and recovers by itself", async () => {
+		// A second session whose token the gateway has never checked: its check needs the database.
+		const fresh = (await login(node, user.email, user.password)).body.token as string;
+		expect((await node.http("GET", "/auth/me", { token: user.token })).status).toBe(200);
+		expect((await node.http("GET", "/api-keys/me", { key })).status).toBe(200);
+
+		await proxy.cut();
+		const checks: Array<[string, () => ReturnType<TestNode["http"]>]> = [
+			["GET /auth/me (session check)", () => node.http("GET", "/auth/me", { token: fresh })],
+			["GET /auth/me", () => node.http("GET", "/auth/me", { token: user.token })],
+			["POST /auth/email/login", () => login(node, user.email, user.password)],
+			["POST /payment_intents", () => node.http("POST", "/payment_intents", { key, body: intentBody() })],
+			["GET /payments/networks?chainType=evm", () => node.http("GET", "/payments/networks", { query: { chainType: "evm" } })],
+			["POST /api-keys/test", () => node.http("POST", "/api-keys/test", { body: key })],
+		];
+		for (let i = 0; i < 2; i++) for (const [what, call] of checks) expectUnavailable(await call(), what);
+
+		await proxy.restore();
+		await until("GET /auth/me to answer again", async () => (await node.http("GET", "/auth/me", { token: fresh })).status === 200);
+		expect((await node.http("GET", "/auth/me", { token: user.token })).status).toBe(200);
+		expect((await login(node, user.email, user.password)).status).toBe(200);
+		expect((await node.http("POST", "/payment_intents", { key, body: intentBody() })).status).toBe(200);
+		expect((await node.http("GET", "/payments/networks", { query: { chainType: "evm" } })).status).toBe(200);
 	});
 });
