@@ -4,7 +4,9 @@
  */
 import os from "node:os";
 import type { BrokerOptions } from "moleculer";
+import type Redis from "ioredis";
 import type { AppConfig } from "./lib/config";
+import { RedisCacher } from "./lib/redis";
 import { KafkaJsTransporter, kafkaOptionsFromEnv } from "./lib/kafkajs-transporter";
 
 function tcpPort(value: string | undefined): number | undefined {
@@ -35,16 +37,13 @@ export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = pr
 	return url as BrokerOptions["transporter"]; // nats://, redis://, amqp://: Moleculer's own transporters.
 }
 
-export function brokerOptions(config: AppConfig, env: NodeJS.ProcessEnv = process.env): BrokerOptions {
+/** `redis`: the node's connection (lib/redis.ts), which the cache shares when `REDIS_URL` is set. */
+export function brokerOptions(config: AppConfig, env: NodeJS.ProcessEnv = process.env, redis: Redis | null = null): BrokerOptions {
 	return {
 		namespace: env.NAMESPACE || "",
 		nodeID: env.NODE_ID || `${os.hostname()}-${process.pid}`,
 		transporter: transporterOption(config, env),
-				// Moleculer's Redis cacher hands `redis` to ioredis, which takes a URL string.
-		cacher:
-			config.cacher === "redis"
-				? ({ type: "Redis", options: { redis: config.redisUrl, prefix: `${config.redisPrefix}cache` } } as unknown as BrokerOptions["cacher"])
-				: "Memory",
+		cacher: config.cacher === "redis" && redis ? new RedisCacher(redis, { prefix: `${config.redisPrefix}cache` }) : "Memory",
 		serializer: "JSON",
 		requestTimeout: 30_000,
 		retryPolicy: { enabled: false },

@@ -4,8 +4,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { ServiceBroker, ServiceSchema } from "moleculer";
-import Redis from "ioredis";
+import { Loggers, ServiceBroker, type BrokerOptions, type ServiceSchema } from "moleculer";
+import { createRedis, logOutages, waitForRedis } from "./redis";
 import { AppConfig, startupWarnings } from "./config";
 import { createSequelize, runMigrations } from "./db";
 import { defineModels } from "../models";
@@ -38,6 +38,8 @@ export interface NodeOptions {
 	clock?: Clock;
 	env?: NodeJS.ProcessEnv;
 	nodeID?: string;
+	/** A logger besides the configured one (tests collect log lines with it). */
+	extraLogger?: Loggers.Base<{ level?: Loggers.LogLevels }>;
 }
 
 export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
@@ -45,11 +47,11 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 	const sequelize = createSequelize(config.databaseUrl);
 	await runMigrations(sequelize);
 	const models = defineModels(sequelize);
-	const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false }) : null;
-	if (redis) redis.on("error", () => undefined); // surfaced where used; avoid unhandled 'error' events
+	const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
 
-	const options = brokerOptions(config, opts.env || process.env);
+	const options = brokerOptions(config, opts.env || process.env, redis);
 	if (opts.nodeID) options.nodeID = opts.nodeID;
+	if (opts.extraLogger) options.logger = [options.logger, opts.extraLogger] as BrokerOptions["logger"];
 	const broker = new ServiceBroker({
 		...options,
 		stopped: async () => {
@@ -57,6 +59,10 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 			if (redis) redis.disconnect();
 		},
 	});
+	if (redis) {
+		logOutages(redis, broker.getLogger("redis"));
+		await waitForRedis(redis);
+	}
 	const app: App = { config, sequelize, models, redis, clock: opts.clock || systemClock };
 	attachApp(broker, app);
 

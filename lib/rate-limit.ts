@@ -105,8 +105,10 @@ export class GatewayRateLimiter {
 				? new RateLimiterRedis({
 						...common,
 						storeClient: this.opts.redis,
-						// If Redis is briefly unreachable, keep limiting per node instead of failing requests.
+						// If Redis is unreachable, keep limiting per node instead of failing requests,
+						// without even trying Redis until its connection is back (lib/redis.ts).
 						insuranceLimiter: new RateLimiterMemory(common),
+						rejectIfRedisNotReady: true,
 					})
 				: new RateLimiterMemory(common);
 			this.limiters.set(rule.name, limiter);

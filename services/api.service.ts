@@ -17,6 +17,7 @@ import { pickLang, translate } from "../lib/i18n";
 import { STATUS_PHRASES, badRequest, httpError, serviceUnavailable, unauthorized } from "../lib/errors";
 import { digest } from "../lib/crypto";
 import { verifyToken } from "../lib/auth/tokens";
+import { isDatabaseUnreachable } from "../lib/db";
 import { GatewayRateLimiter, LimitRule, LimitState, PROFILE_RULES, RateLimitExceededError, limitKeyForIp, rateLimitHeaders } from "../lib/rate-limit";
 import { TtlCache } from "../lib/ttl-cache";
 import type { AuthApiKey, AuthMeta, AuthRequirement, AuthUser } from "../lib/meta";
@@ -88,6 +89,8 @@ const CREDENTIAL_PART = /^[\x21-\x7e]{1,256}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const USER_ROLES = ["admin", "user"];
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Retry-After of a 503: services and the database come back within seconds (restart, failover, reconnect). */
+const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
 /** Error names of Moleculer that mean "the service that should answer is not there (now)". */
 const UNAVAILABLE_ERRORS = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError"]);
 
@@ -485,7 +488,7 @@ const ApiService: GatewaySchema = {
 			const name = (err as { name?: string })?.name || "";
 			const status = statusOf(err);
 			// Moleculer's "no such service" errors carry 404: check them first.
-			if (UNAVAILABLE_ERRORS.has(name) || status === 503) {
+			if (UNAVAILABLE_ERRORS.has(name) || status === 503 || isDatabaseUnreachable(err)) {
 				const needed = scheme === "basic" ? ["key", "any"] : ["jwt", "admin", "any", "refresh"];
 				// Once a minute at most: during an outage every request with a credential lands here.
 				const now = Date.now();
@@ -583,6 +586,7 @@ const ApiService: GatewaySchema = {
 				return;
 			}
 			res.statusCode = body.statusCode;
+			if (body.statusCode === 503) res.setHeader("Retry-After", String(RETRY_AFTER_UNAVAILABLE_SECONDS));
 			res.setHeader("Content-Type", "application/json; charset=utf-8");
 			res.setHeader("Cache-Control", "no-store");
 			res.end(JSON.stringify(body));
@@ -723,7 +727,8 @@ export function toErrorBody(err: any, opts: { multipart?: boolean } = {}): Error
 	if (opts.multipart && err.message === "File missing in the request") return shaped(400, "A file is required", { file: "required" });
 	// With autoAliases every route's service exists when the route does; a missing service here is
 	// one that an action depends on, or one that just left: unavailable, not "no such resource".
-	if (UNAVAILABLE_ERRORS.has(name) || name === "ServiceUnavailableError") return shaped(503, "Service Unavailable");
+	// The database down (or restarting) is the same for a client: try again shortly.
+	if (UNAVAILABLE_ERRORS.has(name) || name === "ServiceUnavailableError" || isDatabaseUnreachable(err)) return shaped(503, "Service Unavailable");
 	const code = Number(err.code);
 	if (Number.isInteger(code) && code >= 400 && code < 500) {
 		const data = err.data && typeof err.data === "object" && !Array.isArray(err.data) ? err.data : {};

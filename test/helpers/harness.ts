@@ -8,15 +8,15 @@ import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
 import mysql from "mysql2/promise";
-import type { ServiceBroker } from "moleculer";
+import { Loggers, type ServiceBroker } from "moleculer";
 import { Env, loadConfig, AppConfig } from "../../lib/config";
 import { createNode } from "../../lib/node";
 import { appOf, App } from "../../lib/app";
 import { Clock, ManualClock } from "../../lib/clock";
 
 export const BACKEND = (process.env.TEST_BACKEND || "sqlite") as "mysql" | "sqlite";
-const MYSQL_URL = (process.env.TEST_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, "");
-const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379/0";
+export const MYSQL_URL = (process.env.TEST_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, "");
+export const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379/0";
 
 export interface HttpResponse<T = any> {
 	status: number;
@@ -66,6 +66,46 @@ export interface StartOptions {
 	shareWith?: TestNode;
 	clock?: Clock;
 	nodeID?: string;
+	/**
+	 * The node reaches its database or Redis at another address (e.g. through test/helpers/tcp-proxy.ts).
+	 * `redis` gives the node Redis on either backend.
+	 */
+	via?: { database?: (url: string) => string; redis?: (url: string) => string };
+	/** Collects the node's log lines (level `info` and above) here, besides the console. */
+	logs?: LogLine[];
+}
+
+export interface LogLine {
+	level: string;
+	/** The logging module (`redis`, `api`, `broker`, ...). */
+	mod: string;
+	text: string;
+}
+
+function logText(arg: unknown): string {
+	if (arg instanceof Error) return `${arg.name}: ${arg.message}`;
+	if (typeof arg === "string") return arg;
+	try {
+		return JSON.stringify(arg);
+	} catch {
+		return String(arg);
+	}
+}
+
+/** A Moleculer logger that appends to an array, for tests that assert on what a node logs. */
+class CapturingLogger extends Loggers.Base<{ level?: Loggers.LogLevels }> {
+	constructor(private readonly lines: LogLine[]) {
+		super({ level: "info" });
+	}
+
+	getLogHandler(bindings: { mod?: string }) {
+		const rank = Loggers.LEVELS.indexOf("info");
+		return (type: string, args: unknown[]) => {
+			if (Loggers.LEVELS.indexOf(type) > rank) return;
+			const text = args.map(logText).join(" ");
+			this.lines.push({ level: type, mod: bindings.mod || "", text });
+		};
+	}
 }
 
 async function createMysqlDatabase(): Promise<string> {
@@ -98,8 +138,8 @@ export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 		NODE_ENV: "test",
 		PORT: "0",
 		DATA_DIR: dataDir,
-		DATABASE_URL: databaseUrl,
-		REDIS_URL: BACKEND === "mysql" ? REDIS_URL : undefined,
+		DATABASE_URL: opts.via?.database ? opts.via.database(databaseUrl) : databaseUrl,
+		REDIS_URL: opts.via?.redis ? opts.via.redis(REDIS_URL) : BACKEND === "mysql" ? REDIS_URL : undefined,
 		REDIS_PREFIX: opts.shareWith ? opts.shareWith.config.redisPrefix : `cpgt:${crypto.randomBytes(5).toString("hex")}:`,
 		BCRYPT_ROUNDS: "4",
 		// Unrelated suites never trip a limit; rate-limit tests set RATE_LIMIT_SCALE=1.
@@ -109,7 +149,14 @@ export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 	};
 	const config = loadConfig(env);
 	const clock = (opts.clock as ManualClock) || new ManualClock();
-	const broker = await createNode({ config, services: opts.services, clock, env: { ...opts.env }, nodeID: opts.nodeID || `test-${crypto.randomBytes(3).toString("hex")}` });
+	const broker = await createNode({
+		config,
+		services: opts.services,
+		clock,
+		env: { ...opts.env },
+		nodeID: opts.nodeID || `test-${crypto.randomBytes(3).toString("hex")}`,
+		extraLogger: opts.logs ? new CapturingLogger(opts.logs) : undefined,
+	});
 	await broker.start();
 	const api = broker.getLocalService("api") as unknown as { server?: { address(): { port: number } } } | undefined;
 	const port = api?.server ? api.server.address().port : 0;

@@ -1,4 +1,5 @@
 import { Errors } from "moleculer";
+import { AccessDeniedError, ConnectionAcquireTimeoutError, ConnectionError, ConnectionRefusedError, DatabaseError, HostNotReachableError } from "sequelize";
 import { badRequest, forbidden, httpError, invalidField, notFound, serviceUnavailable, STATUS_PHRASES, tooManyRequests, unauthorized, unprocessable } from "../../lib/errors";
 import { toErrorBody } from "../../services/api.service";
 
@@ -137,6 +138,26 @@ describe("errors", () => {
 				new Errors.MoleculerRetryableError("Down", 503),
 			];
 			for (const err of unavailable) expect(toErrorBody(err)).toEqual({ statusCode: 503, message: "Service Unavailable", error: "Service Unavailable" });
+		});
+
+		it("answers 503 when the database cannot be reached, and only then", () => {
+			const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+			const unreachable: unknown[] = [
+				new ConnectionRefusedError(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:3306"), { code: "ECONNREFUSED" })),
+				new ConnectionError(new Error("connect ETIMEDOUT")),
+				new HostNotReachableError(Object.assign(new Error("connect EHOSTUNREACH"), { code: "EHOSTUNREACH" })),
+				new ConnectionAcquireTimeoutError(new Error("Operation timeout")),
+				// A connection lost under a query.
+				new DatabaseError(lost as never),
+				// Restored by Moleculer from another node: the name is all that is left.
+				Object.assign(new Errors.MoleculerError("connect ECONNREFUSED", 500), { name: "SequelizeConnectionRefusedError" }),
+			];
+			for (const err of unreachable) expect(toErrorBody(err)).toEqual({ statusCode: 503, message: "Service Unavailable", error: "Service Unavailable" });
+			const broken: unknown[] = [
+				new AccessDeniedError(new Error("Access denied for user")),
+				new DatabaseError(Object.assign(new Error("Table 'x' doesn't exist"), { code: "ER_NO_SUCH_TABLE" }) as never),
+			];
+			for (const err of broken) expect(toErrorBody(err).statusCode).toBe(500);
 		});
 
 		it("hides every other failure behind a bare 500", () => {

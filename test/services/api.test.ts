@@ -317,9 +317,10 @@ describe("api gateway", () => {
 			}
 		});
 
-		it("answers 503 when a service the action needs is not running", async () => {
+		it("answers 503 with Retry-After when a service the action needs is not running", async () => {
 			const res = await node.http("GET", "/probe/dependent");
 			expect(res.status).toBe(503);
+			expect(res.headers.get("retry-after")).toBe("5");
 			expect(res.body).toEqual({ statusCode: 503, message: "Service Unavailable", error: "Service Unavailable" });
 		});
 
