@@ -55,6 +55,8 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 	declare gasUsed: string | null;
 	declare feePaid: string | null;
 	declare reason: string | null;
+	/** Set when the sweep pays a merchant's withdrawal request (an exact amount to the request's address). */
+	declare requestId: CreationOptional<string | null>;
 	declare broadcastAt: Date | null;
 	declare createdAt: Date;
 	declare updatedAt: Date;
@@ -77,6 +79,7 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 				gasUsed: DataTypes.STRING(40),
 				feePaid: DataTypes.STRING(80),
 				reason: DataTypes.TEXT,
+				requestId: DataTypes.STRING(36),
 				broadcastAt: DataTypes.DATE(3),
 				createdAt: DataTypes.DATE(3),
 				updatedAt: DataTypes.DATE(3),

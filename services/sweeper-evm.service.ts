@@ -62,6 +62,9 @@ const SweeperEvmService: ServiceSchema<ServiceSettingSchema, SweeperMethods & Re
 				sweepable: p => this.broker.call("transactions.sweepable", p),
 				destination: async p => ((await this.broker.call("withdrawals.destination", p)) as { address: string } | null)?.address ?? null,
 				record: p => this.broker.call("withdrawals.record", p),
+				pendingRequests: () => this.broker.call("withdrawals.pendingRequests", { limit: 100 }),
+				completeRequest: p => this.broker.call("withdrawals.completeRequest", p),
+				failRequest: p => this.broker.call("withdrawals.failRequest", p),
 			};
 			for (const network of networks) {
 				const rpcUrl = rpcUrlFor(config.watchers, network.slug);

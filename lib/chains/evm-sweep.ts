@@ -389,6 +389,12 @@ export function gasTopUpAmount(gasLimit: bigint, fees: Fees, balance = 0n): bigi
 	return need > 0n ? need : 0n;
 }
 
+/** An exact amount of the native coin from any of our keys (a merchant's withdrawal request paid from a deposit). */
+export async function signNativeTransfer(p: { chainId: number | bigint; key: PrivateKey; nonce: number; to: string; amount: bigint; fees: Fees; gasLimit?: bigint }): Promise<SignedTx> {
+	if (p.amount <= 0n) throw new Error("evm-sweep: a transfer needs a positive amount");
+	return sign(walletOf(p.key), { chainId: p.chainId, nonce: p.nonce, to: getAddress(p.to), gasLimit: p.gasLimit ?? NATIVE_TRANSFER_GAS, fees: p.fees, value: p.amount });
+}
+
 export interface GasTopUpParams {
 	chainId: number | bigint;
 	sweeperKey: PrivateKey;

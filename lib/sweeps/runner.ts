@@ -10,9 +10,10 @@
  * Only the holder of the network's sweep lease runs it (lib/watchers/store.ts leases).
  */
 import { Contract, JsonRpcProvider, TransactionReceipt, Wallet } from "ethers";
+import { Op } from "sequelize";
 import type { Sequelize } from "sequelize";
 import * as sweep from "../chains/evm-sweep";
-import { fromBaseUnits } from "../money";
+import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
 import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
@@ -49,6 +50,21 @@ export interface SweeperPorts {
 	sweepable(p: { networkId: string }): Promise<SweepableCheckout[]>;
 	destination(p: { organizationId: string; chainType: string; transactionId: string }): Promise<string | null>;
 	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
+	pendingRequests(): Promise<WithdrawalRequestView[]>;
+	completeRequest(p: { id: string; txHash: string }): Promise<unknown>;
+	failRequest(p: { id: string; reason: string; final?: boolean }): Promise<unknown>;
+}
+
+/** A merchant's pending withdrawal request (withdrawals.pendingRequests). */
+export interface WithdrawalRequestView {
+	id: string;
+	organizationId: string;
+	mode: string;
+	amount: string;
+	tokenId: string;
+	sourceNetworkId: string;
+	destinationNetworkId?: string | null;
+	address: string;
 }
 
 export interface SweeperSettings {
@@ -79,6 +95,8 @@ const ERC20 = ["function balanceOf(address) view returns (uint256)"];
 
 export class SweepRunner {
 	private warnedNoContracts = false;
+	/** Requests already said to be waiting for funds (logged once each). */
+	private readonly waiting = new Set<string>();
 
 	constructor(private readonly deps: SweepRunnerDeps) {}
 
@@ -86,6 +104,7 @@ export class SweepRunner {
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
 			await this.advance(s).catch(err => this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`));
 		}
+		await this.executeRequests();
 		await this.plan();
 	}
 
@@ -99,6 +118,16 @@ export class SweepRunner {
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
 		const base = await sweep.suggestFees(provider);
 		const fees = feeStep > 0 ? sweep.bumpFees(base, feeStep) : base;
+		if (s.requestId && (s.kind === "native" || s.kind === "token")) {
+			// A withdrawal request: exactly the requested amount, from one deposit, to the request's address.
+			const item = items[0];
+			const token = this.token(s.tokenId)!;
+			const amount = toBaseUnits(item.amount, token.decimals);
+			const key = await this.deps.depositKey(item.derivationIndex);
+			return s.kind === "native"
+				? sweep.signNativeTransfer({ chainId: network.chainId, key, nonce: s.nonce, to: s.toAddress, amount, fees })
+				: sweep.signTokenTransfer({ chainId: network.chainId, depositKey: key, nonce: s.nonce, token: token.contractAddress, to: s.toAddress, amount, fees });
+		}
 		if (s.kind === "native") {
 			const item = items[0];
 			const balance = await provider.getBalance(item.depositAddress);
@@ -151,6 +180,7 @@ export class SweepRunner {
 			const feePaid = (receipt.gasUsed * receipt.gasPrice).toString();
 			if (receipt.status !== 1) {
 				await finishSweep(sequelize, models, s, "failed", { txHash: hash, gasUsed: receipt.gasUsed.toString(), feePaid, reason: "reverted on chain" }, now());
+				if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: `send reverted on chain (${hash}); retried` });
 				logger.warn(`Sweep ${s.id} reverted on ${network.slug} (${hash}); its funds will be planned again`);
 				return;
 			}
@@ -183,6 +213,18 @@ export class SweepRunner {
 			await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
 			return;
 		}
+		if (s.requestId) {
+			// The request's own `withdrawal` entry (its exact amount) is written as it completes; a
+			// native send's gas came from the same deposit and is the merchant's fee.
+			const item = items[0];
+			if (s.kind === "native" && native) {
+				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
+			}
+			await ports.completeRequest({ id: s.requestId, txHash: hash });
+			await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
+			this.deps.logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
+			return;
+		}
 		// The delegate sweeps whole balances: what each deposit really sent is in the Transfer logs.
 		const sent = s.kind === "batch7702" || s.kind === "token" ? sweep.sweptAmounts(receipt, token.contractAddress, s.toAddress) : null;
 		for (const item of items) {
@@ -197,6 +239,62 @@ export class SweepRunner {
 		}
 		await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
 		this.deps.logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${items.length} deposit(s), ${hash}`);
+	}
+
+	/**
+	 * Pending withdrawal requests of this network: each is paid in one send of its exact amount from
+	 * a deposit of the merchant that holds it (a token deposit without gas gets a top-up first).
+	 * A request no single deposit can pay yet stays pending; one to another network needs a bridge
+	 * (strategy 2), which is not wired to the sweeper yet: it fails with that reason.
+	 */
+	private async executeRequests(): Promise<void> {
+		const { ports, network, provider, models, sequelize, sweeperKey, logger, now } = this.deps;
+		const requests = (await ports.pendingRequests()).filter(r => r.sourceNetworkId === network.id);
+		if (requests.length === 0) return;
+		const settled = await ports.sweepable({ networkId: network.id });
+		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
+		for (const req of requests) {
+			const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
+			if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) continue; // in flight, or paid
+			if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
+				await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the sweeper yet", final: true });
+				continue;
+			}
+			const token = this.token(req.tokenId);
+			if (!token) continue;
+			const need = toBaseUnits(req.amount, token.decimals);
+			const fees = await sweep.suggestFees(provider);
+			const toppedUp = own.find(s => s.kind === "topup");
+			const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+			let planned = false;
+			for (const c of settled) {
+				if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
+				if (toppedUp && toppedUp.toAddress !== c.depositAddress) continue; // finish on the deposit that got the gas
+				const item = { ...this.item(c, token, need), transactionId: c.transactionId };
+				const eth = await provider.getBalance(c.depositAddress);
+				if (token.contractAddress === "") {
+					if (eth < need + sweep.maxFeeCost(21_000n, fees)) continue;
+					await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
+					planned = true;
+					break;
+				}
+				const balance = (await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint;
+				if (balance < need) continue;
+				if (sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, eth) > 0n) {
+					if (!sweeperKey) continue;
+					const sweeper = new Wallet(sweeperKey).address;
+					await planSweep(sequelize, models, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [item], requestId: req.id }, now());
+				} else {
+					await planSweep(sequelize, models, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
+				}
+				planned = true;
+				break;
+			}
+			if (!planned && !this.waiting.has(req.id)) {
+				this.waiting.add(req.id);
+				logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} yet; it stays pending`);
+			}
+		}
 	}
 
 	/** New sweeps for settled checkouts still holding funds. */

@@ -36,6 +36,8 @@ export interface PlanInput {
 	/** The wallet's nonce on chain: the floor of the stored counter (a wallet used elsewhere moves it). */
 	chainNonce: number;
 	items: PlanItem[];
+	/** A withdrawal request this sweep pays (exact amount). */
+	requestId?: string;
 }
 
 export const openKeyOf = (depositAddress: string, tokenId: string) => `${depositAddress}:${tokenId}`;
@@ -76,6 +78,7 @@ export async function planSweep(sequelize: Sequelize, models: Models, input: Pla
 					gasUsed: null,
 					feePaid: null,
 					reason: null,
+					requestId: input.requestId ?? null,
 					broadcastAt: null,
 					createdAt: now,
 					updatedAt: now,
@@ -134,12 +137,12 @@ export async function sweepsInFlight(models: Models, networkId: string): Promise
 	return models.Sweep.findAll({ where: { networkId, status: { [Op.in]: ["planned", "signed", "broadcast"] } }, order: [["createdAt", "ASC"]] });
 }
 
-/** Checkouts whose funds were swept (a confirmed sweep that moved them; a gas top-up does not count). */
+/** Checkouts whose funds were swept (a confirmed sweep that moved them all: not a gas top-up, not a request's exact amount). */
 export async function sweptTransactions(models: Models, transactionIds: readonly string[]): Promise<Set<string>> {
 	if (transactionIds.length === 0) return new Set();
 	const items = await models.SweepItem.findAll({ where: { transactionId: { [Op.in]: [...transactionIds] } }, attributes: ["sweepId", "transactionId"] });
 	if (items.length === 0) return new Set();
-	const confirmed = await models.Sweep.findAll({ where: { id: { [Op.in]: [...new Set(items.map(i => i.sweepId))] }, status: "confirmed", kind: { [Op.in]: [...FUNDS_SWEEP_KINDS] } }, attributes: ["id"] });
+	const confirmed = await models.Sweep.findAll({ where: { id: { [Op.in]: [...new Set(items.map(i => i.sweepId))] }, status: "confirmed", kind: { [Op.in]: [...FUNDS_SWEEP_KINDS] }, requestId: null }, attributes: ["id"] });
 	const ok = new Set(confirmed.map(s => s.id));
 	return new Set(items.filter(i => ok.has(i.sweepId)).map(i => i.transactionId));
 }

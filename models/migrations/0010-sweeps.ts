@@ -30,11 +30,13 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
 		gasUsed: { type: DataTypes.STRING(40), allowNull: true },
 		feePaid: { type: DataTypes.STRING(80), allowNull: true },
 		reason: { type: DataTypes.TEXT, allowNull: true },
+		requestId: { type: DataTypes.STRING(36), allowNull: true },
 		broadcastAt: { type: DataTypes.DATE(3), allowNull: true },
 		createdAt: { type: DataTypes.DATE(3), allowNull: false },
 		updatedAt: { type: DataTypes.DATE(3), allowNull: false },
 	});
 	await qi.addIndex("sweeps", ["networkId", "status"], { name: "sweeps_network_status" });
+	await qi.addIndex("sweeps", ["requestId"], { name: "sweeps_request" });
 	// One sweep per nonce of a sending wallet.
 	await qi.addIndex("sweeps", ["networkId", "fromAddress", "nonce"], { unique: true, name: "sweeps_wallet_nonce_unique" });
 	await qi.createTable("sweep_items", {

@@ -102,6 +102,41 @@ describe("EVM sweeper on a real anvil node", () => {
 		await until("ledger at zero", async () => money(await ledger(USDC)).isZero());
 		console.log(`sweeper: 20 ERC-20 deposits in one EIP-7702 transaction, ${BigInt(sweep.gasUsed!) / 20n} gas per address (authorizations included)`);
 	});
+
+	it("pays a merchant's withdrawal requests (no settings: funds wait at the deposits) with their exact amounts", async () => {
+		const other = await createUserWithToken(node);
+		const made = await node.http("POST", `/organizations/${other.sandbox.id}/api-keys`, { token: other.token, body: { name: "shop" } });
+		const otherKey = { key: made.body.key, secret: made.body.secret };
+		const pay = async (amount: string, tokenId: string, currency: string, send: (to: string) => Promise<unknown>) => {
+			const created = await node.http("POST", "/payment_intents", { key: otherKey, body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/r" } });
+			const slug = created.body.paymentLink.link.split("/pay/")[1];
+			const tx = (await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} })).body;
+			await send(tx.depositAddress);
+			await until("settled", async () => (await node.http("GET", `/payments/transactions/${tx.id}`)).body.status === "completed", 30_000);
+			return tx.depositAddress as string;
+		};
+		await pay("0.5", ETH, "eth", to => anvil.accounts[2].sendTransaction({ to, value: parseEther("0.5") }).then(t => t.wait()));
+		await pay("4", USDC, "usdc", to => (token.connect(anvil.accounts[1]) as Contract).transfer(to, parseUnits("4", 6)).then((t: { wait(): Promise<unknown> }) => t.wait()));
+		const available = async (tokenId: string) => ((await node.broker.call("withdrawals.balance", { organizationId: other.sandbox.id, networkId: NET, tokenId })) as { available: string }).available;
+		await until("ledger credited", async () => money(await available(ETH)).eq(money("0.5")) && money(await available(USDC)).eq(money("4")), 30_000);
+		// Nothing is swept without settings.
+		expect(await node.app.models.SweepItem.count({ where: { organizationId: other.sandbox.id } })).toBe(0);
+
+		const payee = Wallet.createRandom().address;
+		const ask = (amount: string, tokenId: string) => node.http("POST", "/withdrawals/requests", { token: other.token, body: { amount, tokenId, sourceNetworkId: NET, address: payee, strategy: 1 } });
+		const ethRequest = await ask("0.3", ETH);
+		expect(ethRequest.status).toBe(201);
+		const usdcRequest = await ask("1.5", USDC);
+		expect(usdcRequest.status).toBe(201);
+		const done = async () => ((await node.http("GET", "/withdrawals/requests", { token: other.token })).body as Array<{ id: string; status: string }>).filter(r => r.status === "completed").length === 2;
+		await until("both requests completed", done, 60_000);
+		expect(await anvil.provider.getBalance(payee)).toBe(parseEther("0.3"));
+		expect((await token.balanceOf(payee)) as bigint).toBe(parseUnits("1.5", 6));
+		expect(money(await available(USDC)).eq(money("2.5"))).toBe(true);
+		// 0.5 - 0.3 - the send's gas = what the deposit still holds on chain.
+		const eth = money(await available(ETH));
+		expect(eth.lt(money("0.2")) && eth.gt(money("0.19"))).toBe(true);
+	});
 });
 
 describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
