@@ -68,10 +68,17 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 
 	const available = availableServices();
 	const wanted = opts.services || config.services || Object.keys(available);
-	for (const name of wanted) {
-		const file = available[name];
-		if (!file) throw new Error(`Configuration: unknown service "${name}" in SERVICES (known: ${Object.keys(available).join(", ")})`);
-		broker.createService(loadServiceSchema(file));
+	try {
+		for (const name of wanted) {
+			const file = available[name];
+			if (!file) throw new Error(`Configuration: unknown service "${name}" in SERVICES (known: ${Object.keys(available).join(", ")})`);
+			broker.createService(loadServiceSchema(file));
+		}
+	} catch (err) {
+		// A service refused its configuration: nothing of this node may stay open.
+		await sequelize.close().catch(() => undefined);
+		if (redis) redis.disconnect();
+		throw err;
 	}
 	for (const warning of startupWarnings(config, wanted)) broker.logger.warn(warning);
 	return broker;

@@ -8,7 +8,7 @@ import { deploySweepContracts } from "../../lib/chains/evm-sweep";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { money } from "../../lib/money";
 import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
-import { TestNode } from "../helpers/harness";
+import { startNode, TestNode } from "../helpers/harness";
 import { until } from "../helpers/until";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
 import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
@@ -227,5 +227,12 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		await anvil.setAutomine(true);
 		const left = await anvil.provider.getBalance(c.address);
 		await until("ledger written", async () => money(await balanceOf(ETH)).eq(money(formatUnits(left, 18))));
+	});
+});
+
+describe("EVM sweeper configuration", () => {
+	it("refuses to start in production without the sweeper wallet's key", async () => {
+		const secrets = { AUTH_JWT_SECRET: "j".repeat(40), AUTH_REFRESH_SECRET: "r".repeat(40), MASTER_KEY: "m".repeat(40) };
+		await expect(startNode({ services: ["networks", "transactions", "withdrawals", "sweeper-evm"], env: { NODE_ENV: "production", ...secrets } })).rejects.toThrow(/SWEEPER_PRIVATE_KEY is required in production/);
 	});
 });
