@@ -172,7 +172,7 @@ export function createHttpBridgeProvider(opts: HttpBridgeProviderOptions): Bridg
 		let res: Response;
 		let raw: string;
 		try {
-			res = await fetch(url, { method: body === undefined ? "GET" : "POST", headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs), redirect: "error" });
+			res = await fetch(url, { method: body === undefined ? "GET" : "POST", headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs), redirect: "manual" });
 			raw = await res.text();
 		} catch (e) {
 			const err = e as Error;
