@@ -221,7 +221,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
 		webhooks: webhooksConfigFromEnv(env, production),
 		watchers: watchersConfigFromEnv(env),
-		withdrawals: withdrawalsConfigFromEnv(env),
+		withdrawals: withdrawalsConfigFromEnv(env, production),
 		sweeper: sweeperConfigFromEnv(env),
 		masterSeed: env.MASTER_SEED?.trim() || null,
 		rateLimit,

@@ -187,4 +187,15 @@ describe("configuration", () => {
 		expect(c.port).toBe(4000);
 		expect(c.rateLimit).toBe("off");
 	});
+	it("reads the bridge provider: none by default, http(s) in development, https only in production, the key kept apart", () => {
+		expect(load().withdrawals.bridge).toEqual({ url: null, apiKey: null, timeoutMs: 15_000 });
+		const dev = load({ BRIDGE_PROVIDER_URL: "http://127.0.0.1:8080/v1/", BRIDGE_PROVIDER_API_KEY: " k ", BRIDGE_TIMEOUT_MS: "5000" });
+		expect(dev.withdrawals.bridge).toEqual({ url: "http://127.0.0.1:8080/v1", apiKey: "k", timeoutMs: 5_000 });
+		expect(() => load({ BRIDGE_PROVIDER_URL: "ftp://bridge.example" })).toThrow(/BRIDGE_PROVIDER_URL must be an http\(s\) URL/);
+		expect(() => load({ BRIDGE_PROVIDER_URL: "not a url" })).toThrow(/BRIDGE_PROVIDER_URL/);
+		expect(() => load({ BRIDGE_PROVIDER_URL: "https://user:pw@bridge.example" })).toThrow(/no credentials/);
+		expect(() => load({ BRIDGE_TIMEOUT_MS: "10" })).toThrow(/BRIDGE_TIMEOUT_MS/);
+		expect(() => load({ NODE_ENV: "production", ...SECRETS, BRIDGE_PROVIDER_URL: "http://bridge.example" })).toThrow(/https URL in production/);
+		expect(load({ NODE_ENV: "production", ...SECRETS, BRIDGE_PROVIDER_URL: "https://bridge.example" }).withdrawals.bridge.url).toBe("https://bridge.example");
+	});
 });
