@@ -57,6 +57,12 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 	declare reason: string | null;
 	/** Set when the sweep pays a merchant's withdrawal request (an exact amount to the request's address). */
 	declare requestId: CreationOptional<string | null>;
+	/** Strategy 2: the sweep sent the funds to a bridge provider's deposit address for this quote. */
+	declare bridgeProvider: CreationOptional<string | null>;
+	declare bridgeQuoteId: CreationOptional<string | null>;
+	/** pending until the provider reports completed, failed or refunded. */
+	declare bridgeState: CreationOptional<string | null>;
+	declare bridgeTxHash: CreationOptional<string | null>;
 	declare broadcastAt: Date | null;
 	declare createdAt: Date;
 	declare updatedAt: Date;
@@ -80,6 +86,10 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 				feePaid: DataTypes.STRING(80),
 				reason: DataTypes.TEXT,
 				requestId: DataTypes.STRING(36),
+				bridgeProvider: DataTypes.STRING(64),
+				bridgeQuoteId: DataTypes.STRING(200),
+				bridgeState: DataTypes.STRING(12),
+				bridgeTxHash: DataTypes.STRING(200),
 				broadcastAt: DataTypes.DATE(3),
 				createdAt: DataTypes.DATE(3),
 				updatedAt: DataTypes.DATE(3),

@@ -14,6 +14,7 @@ import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { hdSeed } from "../lib/payments/store";
 import { eip7702For, sweepContractsFor } from "../lib/sweeps/config";
 import { SweepRunner, SweeperPorts } from "../lib/sweeps/runner";
+import { createHttpBridgeProvider } from "../lib/withdrawals/bridge-provider";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { acquireLease, ensureCursor, Lease, renewLease } from "../lib/watchers/store";
 import type { WatchableNetwork } from "./networks.service";
@@ -62,6 +63,7 @@ const SweeperEvmService: ServiceSchema<ServiceSettingSchema, SweeperMethods & Re
 				sweepable: p => this.broker.call("transactions.sweepable", p),
 				destination: async p => ((await this.broker.call("withdrawals.destination", p)) as { address: string } | null)?.address ?? null,
 				record: p => this.broker.call("withdrawals.record", p),
+				route: p => this.broker.call("withdrawals.route", p),
 				pendingRequests: () => this.broker.call("withdrawals.pendingRequests", { limit: 100 }),
 				completeRequest: p => this.broker.call("withdrawals.completeRequest", p),
 				failRequest: p => this.broker.call("withdrawals.failRequest", p),
@@ -78,6 +80,7 @@ const SweeperEvmService: ServiceSchema<ServiceSettingSchema, SweeperMethods & Re
 					network: { id: network.id, slug: network.slug, chainId: network.chainId, requiredConfirmations: network.requiredConfirmations, eip7702: eip7702For(config.sweeper, network.slug), tokens: network.tokens },
 					contracts: sweepContractsFor(config.sweeper, network.slug),
 					sweeperKey: config.sweeper.privateKey,
+					bridge: config.withdrawals.bridge.url ? createHttpBridgeProvider({ baseUrl: config.withdrawals.bridge.url, apiKey: config.withdrawals.bridge.apiKey ?? undefined, timeoutMs: config.withdrawals.bridge.timeoutMs }) : null,
 					depositKey: index => codecFor("evm").derivePrivateKey(hdSeed(app).seed, params, index),
 					ports,
 					settings: { batchSize: config.sweeper.batchSize, stuckMs: config.sweeper.stuckMs, minValueMultiple: config.sweeper.minValueMultiple, maxAgeMs: config.sweeper.maxAgeMs },

@@ -72,6 +72,17 @@ export interface DetectResult {
 	requiredConfirmations: number;
 }
 
+/** transactions.withdrawalAddresses: a checkout's own addresses and the facts that decide a bridge. */
+export interface CheckoutRouteFacts {
+	organizationId: string;
+	addresses: Record<string, string> | null;
+	quote: Record<string, unknown> | null;
+	payerNetworkId: string;
+	payerTokenId: string;
+	linkNetworkId: string;
+	linkTokenId: string;
+}
+
 export interface DepositAddressesParams {
 	networkId: string;
 	/** Keyset: addresses created after (createdAt, id); omit for the first page. */
@@ -473,20 +484,32 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			},
 		},
 
-		/** The checkout's own withdrawal addresses: its intent's, else its link's (null: none). Internal. */
+		/**
+		 * Where a checkout's funds should go: its own withdrawal addresses (its intent's, else its
+		 * link's; null: none), and what decides a bridge (the stored quote, the payer's and the
+		 * link's network and token). Internal.
+		 */
 		withdrawalAddresses: {
 			visibility: "public",
 			params: { $$strict: "remove", transactionId: ID },
-			async handler(this: TransactionsThis, ctx: Ctx<{ transactionId: string }>): Promise<{ organizationId: string; addresses: Record<string, string> | null } | null> {
+			async handler(this: TransactionsThis, ctx: Ctx<{ transactionId: string }>): Promise<CheckoutRouteFacts | null> {
 				const { models } = appOf(this.broker);
 				if (!isUuid(ctx.params.transactionId)) return null;
-				const tx = await models.Transaction.findByPk(ctx.params.transactionId, { attributes: ["id", "organizationId", "intentId", "paymentLinkId"] });
+				const tx = await models.Transaction.findByPk(ctx.params.transactionId, { attributes: ["id", "organizationId", "intentId", "paymentLinkId", "quote", "payerNetworkId", "payerTokenId"] });
 				if (!tx) return null;
 				const [intent, link] = await Promise.all([
 					tx.intentId ? models.PaymentIntent.findByPk(tx.intentId, { attributes: ["id", "withdrawalAddresses"] }) : null,
-					models.PaymentLink.findByPk(tx.paymentLinkId, { attributes: ["id", "withdrawalAddresses"] }),
+					models.PaymentLink.findByPk(tx.paymentLinkId, { attributes: ["id", "withdrawalAddresses", "networkId", "tokenId"] }),
 				]);
-				return { organizationId: tx.organizationId, addresses: intent?.withdrawalAddresses ?? link?.withdrawalAddresses ?? null };
+				return {
+					organizationId: tx.organizationId,
+					addresses: intent?.withdrawalAddresses ?? link?.withdrawalAddresses ?? null,
+					quote: tx.quote ?? null,
+					payerNetworkId: tx.payerNetworkId,
+					payerTokenId: tx.payerTokenId,
+					linkNetworkId: link?.networkId ?? tx.payerNetworkId,
+					linkTokenId: link?.tokenId ?? tx.payerTokenId,
+				};
 			},
 		},
 

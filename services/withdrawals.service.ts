@@ -28,7 +28,8 @@ import type { WithdrawalsConfig } from "../lib/withdrawals/config";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { MembershipRole } from "../models/organization.model";
 import type { LedgerEntry, WithdrawalRequest, WithdrawalSettings } from "../models/withdrawal.model";
-import type { SettledTransaction } from "./transactions.service";
+import type { CheckoutRouteFacts, SettledTransaction } from "./transactions.service";
+import { bridgeRoute, BridgeRoute } from "../lib/withdrawals/bridge-route";
 
 registerTranslations("es", {
 	"Withdrawal settings need at least one address": "La configuración de retiros necesita al menos una dirección",
@@ -382,6 +383,35 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 				const settings = await appOf(this.broker).models.WithdrawalSettings.findOne({ where: { organizationId: p.organizationId } });
 				const address = settings?.addresses?.[p.chainType];
 				return address ? { address, source: "settings" } : null;
+			},
+		},
+
+		/**
+		 * How a settled checkout's funds leave (docs/withdrawals.md "Strategy 2"): `direct` (swept on
+		 * the payer's network to `withdrawals.destination`), `bridge` (strategy 2 and a quote that
+		 * required a bridge: to the link's network through the bridge provider) or `hold`. Internal.
+		 */
+		route: {
+			visibility: "public",
+			params: { $$strict: "remove", organizationId: { type: "uuid" }, transactionId: { type: "uuid" } },
+			async handler(this: WithdrawalsThis, ctx: Ctx<{ organizationId: string; transactionId: string }>): Promise<BridgeRoute> {
+				const p = ctx.params;
+				const facts = (await ctx.call("transactions.withdrawalAddresses", { transactionId: p.transactionId })) as CheckoutRouteFacts | null;
+				if (!facts) throw notFound("Transaction not found");
+				if (facts.organizationId !== p.organizationId) throw badRequest("The transaction belongs to another organization", { transactionId: "otherOrganization" });
+				const settings = await appOf(this.broker).models.WithdrawalSettings.findOne({ where: { organizationId: p.organizationId } });
+				const side = async (networkId: string, tokenId: string) => {
+					const [network, token] = await Promise.all([ctx.call("networks.getNetwork", { id: networkId }) as Promise<NetworkView>, ctx.call("networks.getToken", { id: tokenId }) as Promise<TokenWithNetworkView>]);
+					return { network: { id: network.id, chainType: network.chainType, chainId: Number(network.chainId) }, token: { id: token.id, contractAddress: token.isNative ? "" : token.contractAddress } };
+				};
+				return bridgeRoute({
+					strategy: settings?.strategy ?? null,
+					quote: facts.quote,
+					payer: await side(facts.payerNetworkId, facts.payerTokenId),
+					link: await side(facts.linkNetworkId, facts.linkTokenId),
+					// The checkout's own addresses over the settings', as `destination` resolves them.
+					addresses: { ...(settings?.addresses ?? {}), ...(facts.addresses ?? {}) },
+				});
 			},
 		},
 

@@ -13,6 +13,8 @@ import { Contract, JsonRpcProvider, TransactionReceipt, Wallet } from "ethers";
 import { Op } from "sequelize";
 import type { Sequelize } from "sequelize";
 import * as sweep from "../chains/evm-sweep";
+import type { BridgeProvider } from "../withdrawals/bridge-provider";
+import { bridgeQuoteRequest, type BridgeRoute } from "../withdrawals/bridge-route";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
@@ -50,6 +52,8 @@ export interface SweeperPorts {
 	sweepable(p: { networkId: string }): Promise<SweepableCheckout[]>;
 	destination(p: { organizationId: string; chainType: string; transactionId: string }): Promise<string | null>;
 	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
+	/** How a checkout's funds leave: direct, through the bridge (strategy 2), or held. */
+	route(p: { organizationId: string; transactionId: string }): Promise<BridgeRoute>;
 	pendingRequests(): Promise<WithdrawalRequestView[]>;
 	completeRequest(p: { id: string; txHash: string }): Promise<unknown>;
 	failRequest(p: { id: string; reason: string; final?: boolean }): Promise<unknown>;
@@ -84,6 +88,8 @@ export interface SweepRunnerDeps {
 	network: SweepNetwork;
 	contracts: { batcher: string; delegate: string } | null;
 	sweeperKey: string | null;
+	/** Strategy 2's bridge provider (BRIDGE_PROVIDER_URL); null: bridged routes are held. */
+	bridge: BridgeProvider | null;
 	depositKey(index: number): Promise<Uint8Array>;
 	ports: SweeperPorts;
 	settings: SweeperSettings;
@@ -95,6 +101,7 @@ const ERC20 = ["function balanceOf(address) view returns (uint256)"];
 
 export class SweepRunner {
 	private warnedNoContracts = false;
+	private warnedNoBridge = false;
 	/** Requests already said to be waiting for funds (logged once each). */
 	private readonly waiting = new Set<string>();
 
@@ -106,6 +113,7 @@ export class SweepRunner {
 		}
 		await this.executeRequests();
 		await this.plan();
+		await this.followBridges();
 	}
 
 	private token(tokenId: string): SweepToken | undefined {
@@ -118,8 +126,8 @@ export class SweepRunner {
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
 		const base = await sweep.suggestFees(provider);
 		const fees = feeStep > 0 ? sweep.bumpFees(base, feeStep) : base;
-		if (s.requestId && (s.kind === "native" || s.kind === "token")) {
-			// A withdrawal request: exactly the requested amount, from one deposit, to the request's address.
+		if ((s.requestId || s.bridgeQuoteId) && (s.kind === "native" || s.kind === "token")) {
+			// A withdrawal request or a bridge quote: exactly its amount, from one deposit, to its address.
 			const item = items[0];
 			const token = this.token(s.tokenId)!;
 			const amount = toBaseUnits(item.amount, token.decimals);
@@ -309,10 +317,16 @@ export class SweepRunner {
 			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
 			const token = this.token(c.tokenId);
 			if (!token) continue;
-			const destination = await ports.destination({ organizationId: c.organizationId, chainType: "evm", transactionId: c.transactionId });
-			if (!destination) continue; // kept at the deposit address until the merchant saves settings
+			const route = await ports.route({ organizationId: c.organizationId, transactionId: c.transactionId });
+			if (route.via === "hold") continue;
 			const amount = token.contractAddress === "" ? await provider.getBalance(c.depositAddress) : ((await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint);
 			if (amount <= 0n) continue;
+			if (route.via === "bridge") {
+				await this.planBridged(c, token, amount, route);
+				continue;
+			}
+			const destination = await ports.destination({ organizationId: c.organizationId, chainType: "evm", transactionId: c.transactionId });
+			if (!destination) continue; // kept at the deposit address until the merchant saves settings
 			if (token.contractAddress === "") {
 				const fees = await sweep.suggestFees(provider);
 				const fee = 21_000n * fees.maxFeePerGas;
@@ -367,6 +381,60 @@ export class SweepRunner {
 				? { kind: "topup" as const, fromAddress: sweeper, toAddress: d.depositAddress }
 				: { kind: "token" as const, fromAddress: d.depositAddress, toAddress: d.destination };
 			await planSweep(sequelize, models, { networkId: network.id, tokenId: token.tokenId, ...plan, chainNonce: await provider.getTransactionCount(plan.fromAddress, "latest"), items: [this.item(d, token, d.amount)] }, now());
+		}
+	}
+
+	/**
+	 * Strategy 2 with a bridged quote: one deposit's funds go to the bridge provider's deposit
+	 * address for a quote of exactly the amount sent (native: the balance less twice its gas, the
+	 * rest stays as headroom). A token deposit without gas on a network without EIP-7702 gets its
+	 * top-up first and is quoted at the next step.
+	 */
+	private async planBridged(c: SweepableCheckout, token: SweepToken, balance: bigint, route: Extract<BridgeRoute, { via: "bridge" }>): Promise<void> {
+		const { bridge, provider, models, sequelize, network, contracts, sweeperKey, logger, now } = this.deps;
+		if (!bridge) {
+			if (!this.warnedNoBridge) logger.warn(`Sweeper: strategy 2 needs a bridge provider (BRIDGE_PROVIDER_URL); bridged payments on ${network.slug} stay at their deposit addresses`);
+			this.warnedNoBridge = true;
+			return;
+		}
+		const fees = await sweep.suggestFees(provider);
+		const native = token.contractAddress === "";
+		const eth = native ? balance : await provider.getBalance(c.depositAddress);
+		const viaBatch = !native && network.eip7702 && contracts !== null && sweeperKey !== null;
+		if (!native && !viaBatch && sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, eth) > 0n) {
+			if (!sweeperKey) return;
+			const sweeper = new Wallet(sweeperKey).address;
+			await planSweep(sequelize, models, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [this.item(c, token, balance)] }, now());
+			return;
+		}
+		const amount = native ? balance - 2n * sweep.maxFeeCost(21_000n, fees) : balance;
+		if (amount <= 0n) return;
+		const quote = await bridge.quote(bridgeQuoteRequest(route, amount.toString()));
+		const common = { networkId: network.id, tokenId: token.tokenId, toAddress: quote.depositAddress, items: [this.item(c, token, amount)], bridge: { provider: bridge.name, quoteId: quote.quoteId } };
+		if (viaBatch) {
+			const sweeper = new Wallet(sweeperKey!).address;
+			await planSweep(sequelize, models, { ...common, kind: "batch7702", fromAddress: sweeper, chainNonce: await provider.getTransactionCount(sweeper, "latest") }, now());
+		} else {
+			await planSweep(sequelize, models, { ...common, kind: native ? "native" : "token", fromAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest") }, now());
+		}
+		logger.info(`Sweeper: ${fromBaseUnits(amount, token.decimals)} ${token.symbol} of checkout ${c.transactionId} goes through ${bridge.name} (quote ${quote.quoteId})`);
+	}
+
+	/** Confirmed sweeps into a bridge: the provider's status until it is final. */
+	private async followBridges(): Promise<void> {
+		const { bridge, models, network, logger, now } = this.deps;
+		if (!bridge) return;
+		const open = await models.Sweep.findAll({ where: { networkId: network.id, status: "confirmed", bridgeState: "pending" }, limit: 50 });
+		for (const s of open) {
+			const status = await bridge.status(s.bridgeQuoteId!).catch(err => (logger.warn(`Bridge status of sweep ${s.id}: ${(err as Error).message}`), null));
+			if (!status || status.state === "pending") continue;
+			s.bridgeState = status.state;
+			s.bridgeTxHash = status.destinationTxHash;
+			if (status.reason) s.reason = status.reason;
+			s.updatedAt = now();
+			await s.save();
+			const log = status.state === "completed" ? logger.info : logger.warn;
+			log.call(logger, `Bridge ${status.state} for sweep ${s.id} on ${network.slug}${status.destinationTxHash ? ` (${status.destinationTxHash})` : ""}${status.reason ? `: ${status.reason}` : ""}`);
 		}
 	}
 

@@ -38,6 +38,8 @@ export interface PlanInput {
 	items: PlanItem[];
 	/** A withdrawal request this sweep pays (exact amount). */
 	requestId?: string;
+	/** Strategy 2: the bridge quote whose deposit address this sweep pays (exact amount). */
+	bridge?: { provider: string; quoteId: string };
 }
 
 export const openKeyOf = (depositAddress: string, tokenId: string) => `${depositAddress}:${tokenId}`;
@@ -79,6 +81,10 @@ export async function planSweep(sequelize: Sequelize, models: Models, input: Pla
 					feePaid: null,
 					reason: null,
 					requestId: input.requestId ?? null,
+					bridgeProvider: input.bridge?.provider ?? null,
+					bridgeQuoteId: input.bridge?.quoteId ?? null,
+					bridgeState: input.bridge ? "pending" : null,
+					bridgeTxHash: null,
 					broadcastAt: null,
 					createdAt: now,
 					updatedAt: now,

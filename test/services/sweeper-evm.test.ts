@@ -3,6 +3,8 @@
  * move from their deposit addresses to the merchant's withdrawal address; 20 token deposits in
  * one EIP-7702 batch; what the chain holds matches the ledger.
  */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { Contract, formatUnits, parseEther, parseUnits, Wallet } from "ethers";
 import { deploySweepContracts } from "../../lib/chains/evm-sweep";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
@@ -11,7 +13,7 @@ import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { startNode, TestNode } from "../helpers/harness";
 import { until } from "../helpers/until";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
-import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { createMerchant, IDS, setPrices, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -234,5 +236,82 @@ describe("EVM sweeper configuration", () => {
 	it("refuses to start in production without the sweeper wallet's key", async () => {
 		const secrets = { AUTH_JWT_SECRET: "j".repeat(40), AUTH_REFRESH_SECRET: "r".repeat(40), MASTER_KEY: "m".repeat(40) };
 		await expect(startNode({ services: ["networks", "transactions", "withdrawals", "sweeper-evm"], env: { NODE_ENV: "production", ...secrets } })).rejects.toThrow(/SWEEPER_PRIVATE_KEY is required in production/);
+	});
+});
+
+describe("EVM sweeper, strategy 2: a bridged payment goes through the bridge provider", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let bridgeServer: http.Server;
+	const quotes: any[] = [];
+	let statusCalls = 0;
+	const bridgeDeposit = Wallet.createRandom().address;
+	const merchantAddress = Wallet.createRandom().address;
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(true);
+		// A bridge provider speaking the generic API (docs/withdrawals.md "Strategy 2"): one quote, pending once, then completed.
+		bridgeServer = http.createServer((req, res) => {
+			const chunks: Buffer[] = [];
+			req.on("data", c => chunks.push(c));
+			req.on("end", () => {
+				res.setHeader("content-type", "application/json");
+				if (req.method === "POST" && req.url === "/quote") {
+					const body = JSON.parse(Buffer.concat(chunks).toString());
+					quotes.push(body);
+					res.end(JSON.stringify({ quoteId: `q${quotes.length}`, depositAddress: bridgeDeposit, expectedOutput: "1000", fee: "1", expiresAt: new Date(Date.now() + 600_000).toISOString() }));
+				} else if (req.method === "GET" && req.url?.startsWith("/status/")) {
+					statusCalls++;
+					res.end(JSON.stringify(statusCalls === 1 ? { state: "pending" } : { state: "completed", destinationTxHash: "0x" + "ab".repeat(32), outputAmount: "1000" }));
+				} else {
+					res.statusCode = 404;
+					res.end("{}");
+				}
+			});
+		});
+		await new Promise<void>(resolve => bridgeServer.listen(0, "127.0.0.1", () => resolve()));
+		const port = (bridgeServer.address() as AddressInfo).port;
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: anvil.url,
+				WATCHER_POLL_MS: "100",
+				WATCHER_RECONCILE_MS: "0",
+				SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
+				SWEEP_POLL_MS: "200",
+				SWEEP_LEASE_MS: "2000",
+				SWEEP_MIN_VALUE_MULTIPLE: "2",
+				BRIDGE_PROVIDER_URL: `http://127.0.0.1:${port}`,
+			},
+		});
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await new Promise(resolve => bridgeServer?.close(resolve));
+		await anvil?.stop();
+	});
+
+	it("quotes the bridge for the exact amount, sends it to the provider's deposit address, and follows it to completed", async () => {
+		await setPrices(node, { [IDS.sepoliaEth]: "3000", [ETH]: "3000" });
+		const merchant = await createMerchant(node);
+		expect((await node.http("PUT", "/withdrawals/settings", { token: merchant.token, body: { addresses: { evm: merchantAddress }, strategy: 2 } })).status).toBe(200);
+		// The merchant prices in Sepolia ETH; the payer pays on the local chain: the quote requires a bridge.
+		const created = await node.http("POST", "/payment_intents", { key: merchant.sandboxKey, body: { amount: "0.5", currency: "eth", payment_method_types: ["crypto"], tokenId: IDS.sepoliaEth, networkId: IDS.sepolia, return_url: "https://shop.example.com/r" } });
+		expect(created.status).toBe(200);
+		const slug = created.body.paymentLink.link.split("/pay/")[1];
+		const checkout = await node.http("POST", `/payments/links/${slug}/transactions`, { body: { payerTokenId: ETH, payerNetworkId: NET } });
+		expect(checkout.status).toBe(201);
+		await (await anvil.accounts[2].sendTransaction({ to: checkout.body.depositAddress, value: parseEther(checkout.body.totalAmount) })).wait();
+		await until("settled", async () => (await node.http("GET", `/payments/transactions/${checkout.body.id}`)).body.status === "completed", 30_000);
+
+		const done = await until("bridge completed", async () => node.app.models.Sweep.findOne({ where: { bridgeState: "completed" } }), 60_000);
+		expect(quotes).toHaveLength(1);
+		expect(quotes[0]).toMatchObject({ sourceChainType: "evm", sourceChainId: 31337, sourceToken: "", destinationChainType: "evm", destinationChainId: 11155111, destinationToken: "", recipient: merchantAddress });
+		// Exactly the quoted amount reached the provider's deposit address.
+		expect((await anvil.provider.getBalance(bridgeDeposit)).toString()).toBe(quotes[0].amount);
+		expect(done).toMatchObject({ kind: "native", status: "confirmed", toAddress: bridgeDeposit, bridgeQuoteId: "q1", bridgeTxHash: "0x" + "ab".repeat(32) });
+		expect(await anvil.provider.getBalance(merchantAddress)).toBe(0n);
 	});
 });
