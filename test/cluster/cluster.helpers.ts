@@ -15,7 +15,7 @@ import { createUserWithToken } from "../helpers/users";
 /** The k8s `core` group (k8s/core.yaml), as far as those services exist yet. */
 export const CORE_SERVICES = ["auth", "users", "files", "mail", "organizations", "keys"];
 /** What the deployment files' core group runs: the platform, the payments core and webhooks. */
-export const DEPLOYED_CORE_SERVICES = [...CORE_SERVICES, "networks", "pricing", "intents", "links", "transactions", "dashboard", "webhooks"];
+export const DEPLOYED_CORE_SERVICES = [...CORE_SERVICES, "networks", "pricing", "intents", "links", "transactions", "dashboard", "webhooks", "withdrawals"];
 
 export interface ClusterTransport {
 	/** Environment of each node (TRANSPORTER and its settings), given their node ids and namespace. */
