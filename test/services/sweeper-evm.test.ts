@@ -20,6 +20,24 @@ const ETH = tokenIdFor("anvil-local", "ETH");
 const USDC = tokenIdFor("anvil-local", "USDC");
 const SWEEPER = 5;
 
+/** A node with the payments services, the watcher, the ledger and the sweeper on `anvil` (sweeper wallet: account SWEEPER). */
+function startSweeperNode(anvil: Anvil, env: Record<string, string>): Promise<TestNode> {
+	return startPaymentsNode({
+		services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
+		env: {
+			RPC_URL_ANVIL_LOCAL: anvil.url,
+			WATCHER_POLL_MS: "100",
+			WATCHER_RECONCILE_MS: "0",
+			SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
+			SWEEP_POLL_MS: "200",
+			SWEEP_LEASE_MS: "2000",
+			SWEEP_MIN_VALUE_MULTIPLE: "2",
+			...env,
+		},
+	});
+}
+
+
 describe("EVM sweeper on a real anvil node", () => {
 	let anvil: Anvil;
 	let node: TestNode;
@@ -34,21 +52,11 @@ describe("EVM sweeper on a real anvil node", () => {
 		await anvil.setAutomine(true);
 		const sweeperWallet = anvil.accounts[SWEEPER];
 		const contracts = await deploySweepContracts(sweeperWallet);
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
-			env: {
-				RPC_URL_ANVIL_LOCAL: anvil.url,
-				TEST_USDC_ADDRESS: await token.getAddress(),
-				WATCHER_POLL_MS: "100",
-				WATCHER_RECONCILE_MS: "0",
-				SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
-				SWEEP_CONTRACTS_ANVIL_LOCAL: `${contracts.batcher},${contracts.delegate}`,
-				SWEEP_POLL_MS: "200",
-				SWEEP_LEASE_MS: "2000",
-				// A batch waits for 20 deposits, or this long (0: at once).
-				SWEEP_MAX_AGE_MINUTES: "60",
-				SWEEP_MIN_VALUE_MULTIPLE: "2",
-			},
+		node = await startSweeperNode(anvil, {
+			TEST_USDC_ADDRESS: await token.getAddress(),
+			SWEEP_CONTRACTS_ANVIL_LOCAL: `${contracts.batcher},${contracts.delegate}`,
+			// A batch waits for 20 deposits, or this long.
+			SWEEP_MAX_AGE_MINUTES: "60",
 		});
 		user = await createUserWithToken(node);
 		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
@@ -153,21 +161,7 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		anvil = await startAnvil();
 		token = await deployTestUsdc(anvil, [1]);
 		await anvil.setAutomine(true);
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
-			env: {
-				RPC_URL_ANVIL_LOCAL: anvil.url,
-				TEST_USDC_ADDRESS: await token.getAddress(),
-				WATCHER_POLL_MS: "100",
-				WATCHER_RECONCILE_MS: "0",
-				SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
-				EIP7702_ANVIL_LOCAL: "false",
-				SWEEP_POLL_MS: "200",
-				SWEEP_LEASE_MS: "2000",
-				SWEEP_STUCK_MS: "1000",
-				SWEEP_MIN_VALUE_MULTIPLE: "2",
-			},
-		});
+		node = await startSweeperNode(anvil, { TEST_USDC_ADDRESS: await token.getAddress(), EIP7702_ANVIL_LOCAL: "false", SWEEP_STUCK_MS: "1000" });
 		user = await createUserWithToken(node);
 		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
 		key = { key: res.body.key, secret: res.body.secret };
@@ -272,19 +266,7 @@ describe("EVM sweeper, strategy 2: a bridged payment goes through the bridge pro
 		});
 		await new Promise<void>(resolve => bridgeServer.listen(0, "127.0.0.1", () => resolve()));
 		const port = (bridgeServer.address() as AddressInfo).port;
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
-			env: {
-				RPC_URL_ANVIL_LOCAL: anvil.url,
-				WATCHER_POLL_MS: "100",
-				WATCHER_RECONCILE_MS: "0",
-				SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
-				SWEEP_POLL_MS: "200",
-				SWEEP_LEASE_MS: "2000",
-				SWEEP_MIN_VALUE_MULTIPLE: "2",
-				BRIDGE_PROVIDER_URL: `http://127.0.0.1:${port}`,
-			},
-		});
+		node = await startSweeperNode(anvil, { BRIDGE_PROVIDER_URL: `http://127.0.0.1:${port}` });
 	}, 120_000);
 
 	afterAll(async () => {
