@@ -8,7 +8,7 @@ export const CHAIN_TYPES = ["evm", "solana", "bitcoin", "tron", "cosmos", "polka
 export type ChainType = (typeof CHAIN_TYPES)[number];
 
 /** "bitcoin" is bitcoinjs' name for mainnet; testnet4 and signet share testnet's address formats. */
-export type BitcoinNetworkName = "mainnet" | "bitcoin" | "testnet" | "testnet4" | "signet" | "regtest";
+export type BitcoinNetworkName = "mainnet" | "bitcoin" | "testnet" | "testnet4" | "signet" | "regtest" | "litecoin" | "litecoin-testnet" | "litecoin-regtest";
 export type MoveVariant = "aptos" | "sui";
 
 export interface ChainNetworkParams {

@@ -132,6 +132,50 @@ describe("bitcoin addresses", () => {
 	});
 });
 
+describe("litecoin addresses (the bitcoin codec with Litecoin's parameters)", () => {
+	const btc = codecFor("bitcoin");
+	const LTC = { isTestnet: false, bitcoinNetwork: "litecoin" } as const;
+	const TLTC = { isTestnet: true, bitcoinNetwork: "litecoin-testnet" } as const;
+	const RLTC = { isTestnet: true, bitcoinNetwork: "litecoin-regtest" } as const;
+
+	it("derives BIP-84 addresses at coin type 2 on mainnet and 1 on test networks", async () => {
+		// BIP-84 test phrase at m/84'/2'/0'/0/0: the Litecoin vector wallets (Trezor, Electrum-LTC) show.
+		expect(await addressAt("bitcoin", LTC, 0)).toMatchObject({ address: "ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh", path: "m/84'/2'/0'/0/0" });
+		// Regtest vectors computed by litecoind 0.21 itself: `deriveaddresses "wpkh(<tprv of the test phrase>/84h/1h/0h/0/i)"`.
+		expect(await addressAt("bitcoin", RLTC, 0)).toMatchObject({ address: "rltc1q6rz28mcfaxtmd6v789l9rrlrusdprr9puuzgkg", path: "m/84'/1'/0'/0/0" });
+		expect((await addressAt("bitcoin", RLTC, 1)).address).toBe("rltc1qd7spv5q28348xl4myc8zmh983w5jx32cwn4h9f");
+		// The same key on testnet: same witness program, hrp tltc.
+		const t = (await addressAt("bitcoin", TLTC, 0)).address;
+		expect(t).toMatch(/^tltc1q/);
+		expect(btcAddress.fromBech32(t).data).toEqual(btcAddress.fromBech32("tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl").data);
+	});
+
+	it("accepts Litecoin's address types and refuses Bitcoin's", () => {
+		const hash = Buffer.alloc(20, 7);
+		const mainnet = [btcAddress.toBase58Check(hash, 0x30), btcAddress.toBase58Check(hash, 0x32), "ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh", btcAddress.toBech32(Buffer.alloc(32, 9), 0, "ltc")];
+		expect(mainnet[0]).toMatch(/^L/);
+		expect(mainnet[1]).toMatch(/^M/);
+		for (const a of mainnet) {
+			expect(btc.normalizeAddress(a, LTC)).toBe(a);
+			expect(btc.normalizeAddress(a, MAINNET)).toBeNull();
+		}
+		// Bitcoin mainnet addresses, and Litecoin's legacy "3..." P2SH (version 0x05), are refused.
+		for (const a of ["1LqBGSKuX5yYUonjxT5qGfpUsXKYYWeabA", "37VucYSaXLCAsxYyAPfbSi9eh4iEcbShgf", "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"]) expect(btc.normalizeAddress(a, LTC)).toBeNull();
+		// litecoind regtest's own P2PKH and P2SH-P2WPKH of the test phrase (m/44'/1'/0'/0/0, m/49'/1'/0'/0/0).
+		for (const a of ["mkpZhYtJu2r87Js3pDiWJDmPte2NRZ8bJV", "QRHtkDQdVvNNwrVjEdeCGviCw7Ny3SNNiA", "rltc1q6rz28mcfaxtmd6v789l9rrlrusdprr9puuzgkg"]) {
+			expect(btc.normalizeAddress(a, RLTC)).toBe(a);
+			expect(btc.normalizeAddress(a, LTC)).toBeNull();
+		}
+		expect(btc.normalizeAddress("rltc1q6rz28mcfaxtmd6v789l9rrlrusdprr9puuzgkg", TLTC)).toBeNull();
+		expect(btc.normalizeAddress(breakLast("ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh", BECH32), LTC)).toBeNull();
+	});
+
+	it("refuses litecoin network names that contradict isTestnet", () => {
+		expect(() => btc.derivationPath(0, { isTestnet: true, bitcoinNetwork: "litecoin" })).toThrow(TypeError);
+		expect(() => btc.derivationPath(0, { isTestnet: false, bitcoinNetwork: "litecoin-regtest" })).toThrow(TypeError);
+	});
+});
+
 describe("tron addresses", () => {
 	const tron = codecFor("tron");
 

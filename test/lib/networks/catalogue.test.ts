@@ -64,7 +64,7 @@ describe("network catalogue", () => {
 	});
 
 	it("gives every network exactly one native token with the chain's decimals", () => {
-		const decimals: Record<string, number> = { ETH: 18, POL: 18, BNB: 18, SOL: 9, BTC: 8, TRX: 6, ATOM: 6, DOT: 10, WND: 12, APT: 8, TON: 9 };
+		const decimals: Record<string, number> = { ETH: 18, POL: 18, BNB: 18, SOL: 9, BTC: 8, LTC: 8, TRX: 6, ATOM: 6, DOT: 10, WND: 12, APT: 8, TON: 9 };
 		for (const n of CATALOGUE) {
 			const natives = n.tokens.filter(t => t.isNative);
 			expect(natives).toHaveLength(1);
@@ -205,7 +205,9 @@ describe("catalogueRows", () => {
 	it("keeps the local network active outside production and forces it off in production", () => {
 		expect(anvil(catalogueRows({ production: false }))).toMatchObject({ isActive: true, forceInactive: false });
 		expect(anvil(catalogueRows({ production: true }))).toMatchObject({ isActive: false, forceInactive: true });
-		const main = catalogueRows({ production: true }).networks.filter(n => n.id !== networkIdFor("anvil-local"));
+		const devOnly = new Set(CATALOGUE.filter(n => n.devOnly).map(n => networkIdFor(n.slug)));
+		expect(devOnly).toEqual(new Set(["anvil-local", "bitcoin-regtest", "litecoin-regtest"].map(networkIdFor)));
+		const main = catalogueRows({ production: true }).networks.filter(n => !devOnly.has(n.id));
 		expect(main.every(n => n.isActive && !n.forceInactive)).toBe(true);
 	});
 
