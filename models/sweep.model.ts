@@ -28,11 +28,12 @@ export type SweepStatus = (typeof SWEEP_STATUSES)[number];
  * native: a deposit's coin, sent by the deposit key (it pays its own gas); batch7702: token
  * deposits swept through their EIP-7702 delegation, gas paid by the sweeper wallet; topup: gas
  * sent by the sweeper wallet to a token deposit on a network without EIP-7702; token: that
- * deposit's token transfer, signed by its key, once the top-up is there.
+ * deposit's token transfer, signed by its key, once the top-up is there; utxo: a Bitcoin-family
+ * consolidation of one merchant's deposit outputs into one output.
  */
-export type SweepKind = "native" | "batch7702" | "topup" | "token";
+export type SweepKind = "native" | "batch7702" | "topup" | "token" | "utxo";
 /** The kinds that move a merchant's funds (a top-up only moves the operator's gas). */
-export const FUNDS_SWEEP_KINDS: readonly SweepKind[] = ["native", "batch7702", "token"];
+export const FUNDS_SWEEP_KINDS: readonly SweepKind[] = ["native", "batch7702", "token", "utxo"];
 
 /**
  * One on-chain send that moves deposit funds to a merchant's address. Its signed bytes and hash

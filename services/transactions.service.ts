@@ -537,6 +537,25 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			},
 		},
 
+		/**
+		 * The on-chain transfers credited to checkouts (UTXO chains: the outputs the sweeper spends),
+		 * simulated ones left out. Internal.
+		 */
+		creditedOutputs: {
+			visibility: "public",
+			params: { $$strict: "remove", transactionIds: { type: "array", items: ID, max: 1000 } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ transactionIds: string[] }>) {
+				const { models } = appOf(this.broker);
+				if (ctx.params.transactionIds.length === 0) return [];
+				const rows = await models.TransactionCredit.findAll({
+					where: { transactionId: { [Op.in]: ctx.params.transactionIds }, simulated: false },
+					attributes: ["transactionId", "txHash", "logIndex", "tokenId", "amount"],
+					order: [["id", "ASC"]],
+				});
+				return rows.map(r => ({ transactionId: r.transactionId, txHash: r.txHash, logIndex: r.logIndex, tokenId: r.tokenId, amount: r.amount }));
+			},
+		},
+
 		/** Deposit addresses of checkouts not settled yet on a network (balance reconciliation). Internal. */
 		openAddresses: {
 			visibility: "public",

@@ -10,6 +10,7 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor, CHAIN_TYPES } from "../lib/chains";
 import type { ChainType } from "../lib/chains/types";
+import { WITHDRAWAL_ADDRESS_KEYS, WithdrawalAddressKey } from "../lib/chains/withdrawal-keys";
 import { inTransaction } from "../lib/db";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
@@ -370,8 +371,8 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 		 */
 		destination: {
 			visibility: "public",
-			params: { $$strict: "remove", organizationId: { type: "uuid" }, chainType: { type: "enum", values: [...CHAIN_TYPES] }, transactionId: { type: "uuid", optional: true } },
-			async handler(this: WithdrawalsThis, ctx: Ctx<{ organizationId: string; chainType: ChainType; transactionId?: string }>): Promise<{ address: string; source: "payment" | "settings" } | null> {
+			params: { $$strict: "remove", organizationId: { type: "uuid" }, chainType: { type: "enum", values: [...WITHDRAWAL_ADDRESS_KEYS] }, transactionId: { type: "uuid", optional: true } },
+			async handler(this: WithdrawalsThis, ctx: Ctx<{ organizationId: string; chainType: WithdrawalAddressKey; transactionId?: string }>): Promise<{ address: string; source: "payment" | "settings" } | null> {
 				const p = ctx.params;
 				if (p.transactionId) {
 					const own = (await ctx.call("transactions.withdrawalAddresses", { transactionId: p.transactionId })) as { organizationId: string; addresses: Record<string, string> | null } | null;

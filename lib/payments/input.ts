@@ -3,7 +3,7 @@
  * Each failure is a 400 naming the field, in the caller's spelling (snake_case for
  * /payment_intents, camelCase for /payments/links).
  */
-import { codecFor, isChainType } from "../chains";
+import { isWithdrawalAddressKey, normalizeWithdrawalAddress } from "../chains/withdrawal-keys";
 import { badRequest } from "../errors";
 import { MAX_DECIMALS, money, toAmountString } from "../money";
 import type { OrganizationMode } from "../networks/mode";
@@ -34,7 +34,7 @@ export function checkWithdrawalAddresses(value: unknown, mode: OrganizationMode,
 	const out: Record<string, string> = {};
 	const errors: Record<string, string> = {};
 	for (const [chain, address] of Object.entries(value as Record<string, unknown>)) {
-		if (!isChainType(chain)) {
+		if (!isWithdrawalAddressKey(chain)) {
 			errors[`${field}.${chain}`] = "unknownChainType";
 			continue;
 		}
@@ -43,7 +43,7 @@ export function checkWithdrawalAddresses(value: unknown, mode: OrganizationMode,
 			errors[`${field}.${chain}`] = "invalidAddress";
 			continue;
 		}
-		const normalized = codecFor(chain).normalizeAddress(address, { isTestnet: mode === "sandbox" });
+		const normalized = normalizeWithdrawalAddress(chain, address, mode);
 		if (!normalized) errors[`${field}.${chain}`] = "invalidAddress";
 		else out[chain] = normalized;
 	}

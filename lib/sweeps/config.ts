@@ -18,6 +18,9 @@ export interface SweeperConfig {
 	minValueMultiple: number;
 	maxAgeMs: number;
 	leaseMs: number;
+	/** UTXO sweeps: the fee rate from estimatesmartfee, never below the floor nor above the cap (sat/vB). */
+	utxoFeeFloorSatPerVb: number;
+	utxoFeeCapSatPerVb: number;
 }
 
 export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
@@ -45,6 +48,8 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 		minValueMultiple: wholeNumber(env, "SWEEP_MIN_VALUE_MULTIPLE", 10, 1, 1_000_000),
 		maxAgeMs: wholeNumber(env, "SWEEP_MAX_AGE_MINUTES", 24 * 60, 0, 525_600) * 60_000,
 		leaseMs: wholeNumber(env, "SWEEP_LEASE_MS", 30_000, 1_000, 600_000),
+		utxoFeeFloorSatPerVb: wholeNumber(env, "SWEEP_UTXO_FEE_FLOOR", 2, 1, 10_000),
+		utxoFeeCapSatPerVb: wholeNumber(env, "SWEEP_UTXO_FEE_CAP", 200, 1, 100_000),
 	};
 }
 

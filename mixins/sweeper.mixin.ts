@@ -1,0 +1,122 @@
+/**
+ * What every chain's sweeper service shares (docs/withdrawals.md "The sweeper service"): the
+ * networks it sweeps (active networks of its chain type with an RPC URL, RPC_URL_<SLUG>), one lease
+ * per network so one node sweeps it at a time (lib/watchers/store.ts leases, on a row of their own),
+ * the step loop, and the `status` action for the REPL. `sweeper-evm` and `sweeper-bitcoin` only
+ * say how to build a runner for a network.
+ */
+import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { v5 as uuidv5 } from "uuid";
+import { App, appOf } from "../lib/app";
+import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
+import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
+import { acquireLease, ensureCursor, Lease, renewLease } from "../lib/watchers/store";
+import type { WatchableNetwork } from "../services/networks.service";
+
+export interface SweepStepper {
+	step(): Promise<void>;
+	close?(): void;
+}
+
+export interface SweeperMixinOptions {
+	chainType: string;
+	/** A runner for one network, or null when the network cannot be swept (a warning says why). */
+	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string): SweepStepper | null;
+}
+
+interface SweeperMethods {
+	tick(): Promise<void>;
+	refreshNetworks(): Promise<void>;
+}
+
+interface SweeperVars {
+	runners: Map<string, { runner: SweepStepper; leaseId: string; lease: Lease | null; slug: string }>;
+	timer: NodeJS.Timeout | null;
+	running: Promise<void> | null;
+	owner: string;
+}
+
+type SweeperThis = Service & SweeperVars & SweeperMethods;
+
+export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
+	const schema: Partial<ServiceSchema<ServiceSettingSchema, SweeperMethods & Record<string, any>, SweeperVars>> = {
+		dependencies: ["networks", "transactions", "withdrawals"],
+
+		actions: {
+			/** Each swept network: lease held or not, and its last sweeps (REPL: `call sweeper-<chain>.status`). */
+			status: {
+				visibility: "public",
+				params: { $$strict: "remove" },
+				async handler(this: SweeperThis) {
+					const { models } = appOf(this.broker);
+					const out = [];
+					for (const [networkId, r] of this.runners) {
+						const recent = await models.Sweep.findAll({ where: { networkId }, order: [["createdAt", "DESC"]], limit: 10 });
+						out.push({ networkId, slug: r.slug, leader: Boolean(r.lease), sweeps: recent.map(s => ({ id: s.id, kind: s.kind, status: s.status, txHash: s.txHash, nonce: s.nonce, reason: s.reason, bridgeState: s.bridgeState })) });
+					}
+					return out;
+				},
+			},
+		},
+
+		methods: {
+			async refreshNetworks(this: SweeperThis) {
+				const app = appOf(this.broker);
+				const networks = (await this.broker.call("networks.watchable", { chainType: opts.chainType })) as WatchableNetwork[];
+				for (const network of networks) {
+					const rpcUrl = rpcUrlFor(app.config.watchers, network.slug);
+					if (!rpcUrl || this.runners.has(network.id)) continue;
+					const runner = opts.createRunner(this, app, network, rpcUrl);
+					if (!runner) continue;
+					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
+					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
+					this.runners.set(network.id, { runner, leaseId, lease: null, slug: network.slug });
+					this.logger.info(`Sweeper: sweeping ${network.slug} through ${redactUrl(rpcUrl)}`);
+				}
+			},
+
+			/** One round: the lease of each network (taken or renewed), then a step where it is held. */
+			async tick(this: SweeperThis) {
+				const { models, config } = appOf(this.broker);
+				await this.refreshNetworks();
+				for (const r of this.runners.values()) {
+					try {
+						if (r.lease && !(await renewLease(models, r.lease, config.sweeper.leaseMs, Date.now()))) r.lease = null;
+						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, Date.now());
+						if (r.lease) await r.runner.step();
+					} catch (err) {
+						this.logger.warn(`Sweeper step failed on ${r.slug}: ${(err as Error).message}`);
+					}
+				}
+			},
+		},
+
+		created(this: SweeperThis) {
+			this.runners = new Map();
+			this.timer = null;
+			this.running = null;
+			this.owner = `${this.broker.nodeID}:${process.pid}:${this.name}`;
+		},
+
+		async started(this: SweeperThis) {
+			const { config } = appOf(this.broker);
+			const loop = () => {
+				if (this.running) return;
+				this.running = this.tick()
+					.catch(err => this.logger.warn(`Sweeper: ${(err as Error).message}`))
+					.finally(() => {
+						this.running = null;
+					});
+			};
+			this.timer = setInterval(loop, config.sweeper.pollMs);
+			loop();
+		},
+
+		async stopped(this: SweeperThis) {
+			if (this.timer) clearInterval(this.timer);
+			await this.running;
+			for (const r of this.runners.values()) r.runner.close?.();
+		},
+	};
+	return schema as unknown as ServiceSchema;
+}

@@ -1,0 +1,90 @@
+/**
+ * The UTXO sweeper on a real litecoind -regtest: settled payments of a merchant (one of them two
+ * outputs in one transaction) are consolidated into ONE output at the merchant's withdrawal
+ * address; the node's view of the deposits and the destination matches the ledger.
+ */
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { money } from "../../lib/money";
+import { startLitecoind, type Litecoind } from "../helpers/litecoind";
+import { until } from "../helpers/until";
+import { TestNode } from "../helpers/harness";
+import { createUserWithToken, UserWithToken } from "../helpers/users";
+import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+
+const NET = networkIdFor("litecoin-regtest");
+const LTC = tokenIdFor("litecoin-regtest", "LTC");
+
+describe("UTXO sweeper on a real litecoind -regtest", () => {
+	let ltc: Litecoind;
+	let node: TestNode;
+	let user: UserWithToken;
+	let key: { key: string; secret: string };
+	let destination: string;
+
+	beforeAll(async () => {
+		ltc = await startLitecoind();
+		destination = await ltc.wallet<string>("getnewaddress", ["merchant", "bech32"]);
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-bitcoin", "withdrawals", "sweeper-bitcoin"],
+			env: { RPC_URL_LITECOIN_REGTEST: ltc.rpcUrl, WATCHER_POLL_MS: "50", SWEEP_POLL_MS: "200", SWEEP_LEASE_MS: "2000" },
+		});
+		user = await createUserWithToken(node);
+		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
+		key = { key: res.body.key, secret: res.body.secret };
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await ltc?.stop();
+	});
+
+	async function paidCheckout(amount: string, pay: (address: string) => Promise<unknown>) {
+		const created = await node.http("POST", "/payment_intents", { key, body: { amount, currency: "ltc", payment_method_types: ["crypto"], tokenId: LTC, networkId: NET, return_url: "https://shop.example.com/r" } });
+		const slug = created.body.paymentLink.link.split("/pay/")[1];
+		const tx = (await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} })).body;
+		await pay(tx.depositAddress);
+		return tx as { id: string; depositAddress: string };
+	}
+
+	/** One transaction paying `address` twice (two outputs). */
+	async function payTwice(address: string, amount: string): Promise<string> {
+		const one = await ltc.rpc<string>("createrawtransaction", [[], [{ [address]: amount }]]);
+		const output = one.slice(12, one.length - 8);
+		const two = `${one.slice(0, 8)}0002${output}${output}${one.slice(-8)}`;
+		const funded = await ltc.wallet<{ hex: string }>("fundrawtransaction", [two]);
+		const signed = await ltc.wallet<{ hex: string }>("signrawtransactionwithwallet", [funded.hex]);
+		return ltc.rpc<string>("sendrawtransaction", [signed.hex]);
+	}
+
+	it("consolidates a merchant's settled deposit outputs into one output at the settings address; the ledger matches the node", async () => {
+		const a = await paidCheckout("0.3", to => ltc.wallet("sendtoaddress", [to, "0.3"]));
+		const b = await paidCheckout("0.5", to => payTwice(to, "0.25"));
+		await ltc.mine(3);
+		for (const c of [a, b]) await until("settled", async () => (await node.http("GET", `/payments/transactions/${c.id}`)).body.status === "completed", 30_000);
+		// Nothing moves before the merchant says where.
+		await new Promise(r => setTimeout(r, 600));
+		expect(await node.app.models.Sweep.count()).toBe(0);
+		expect((await node.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { litecoin: destination } } })).status).toBe(200);
+
+		const sweep = await until("sweep broadcast", async () => node.app.models.Sweep.findOne({ where: { kind: "utxo", status: "broadcast" } }), 30_000);
+		const decoded = await ltc.rpc<{ vin: unknown[]; vout: Array<{ scriptPubKey: { address?: string; addresses?: string[] } }> }>("decoderawtransaction", [sweep.rawTx]);
+		expect(decoded.vin).toHaveLength(3); // 0.3 + two outputs of 0.25
+		expect(decoded.vout).toHaveLength(1); // no change at a deposit address
+		const entry = await ltc.rpc<{ "bip125-replaceable": boolean }>("getmempoolentry", [sweep.txHash]);
+		expect(entry["bip125-replaceable"]).toBe(true);
+		await ltc.mine(2);
+		const done = await until("sweep confirmed", async () => node.app.models.Sweep.findOne({ where: { id: sweep.id, status: "confirmed" } }), 30_000);
+		// The node answers a JSON number with at most 8 decimals: toFixed(8) gives it back exactly.
+		const received = money((await ltc.wallet<number>("getreceivedbyaddress", [destination, 1])).toFixed(8));
+		expect(received.plus(money(done.feePaid!).div(100_000_000)).eq(money("0.8"))).toBe(true);
+		// The deposits hold nothing on the node, and the ledger's balance for the merchant is zero.
+		for (const c of [a, b]) {
+			const utxos = await ltc.rpc<{ unspents: unknown[] }>("scantxoutset", ["start", [`addr(${c.depositAddress})`]]);
+			expect(utxos.unspents).toHaveLength(0);
+		}
+		await until("ledger at zero", async () => money(((await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId: LTC })) as { balance: string }).balance).isZero(), 10_000);
+		// Swept once: a second pass plans nothing.
+		await new Promise(r => setTimeout(r, 800));
+		expect(await node.app.models.Sweep.count()).toBe(1);
+	});
+});
