@@ -12,7 +12,8 @@ const base = {
 module.exports = {
 	testTimeout: 60000,
 	projects: [
-		{ ...base, displayName: "mysql", setupFiles: ["<rootDir>/test/helpers/backend-mysql.ts"] },
+		// Browser tests (*.browser.test.ts) test the page, not the database: they run in the sqlite project only.
+		{ ...base, displayName: "mysql", setupFiles: ["<rootDir>/test/helpers/backend-mysql.ts"], testPathIgnorePatterns: ["/node_modules/", "\\.browser\\.test\\.ts$"] },
 		{ ...base, displayName: "sqlite", setupFiles: ["<rootDir>/test/helpers/backend-sqlite.ts"] },
 	],
 };

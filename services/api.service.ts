@@ -22,6 +22,9 @@ import { GatewayRateLimiter, LimitRule, LimitState, PROFILE_RULES, RateLimitExce
 import { TtlCache } from "../lib/ttl-cache";
 import type { AuthApiKey, AuthMeta, AuthRequirement, AuthUser } from "../lib/meta";
 import { verifyRecaptcha } from "../lib/recaptcha";
+import { payAssets } from "../lib/pay-page/assets";
+import { notFoundPage, payPageHeaders, payPageShell, pickPageLang } from "../lib/pay-page/html";
+import { isFinal, payState, type StatusPayload } from "../web/pay/state";
 import pkg from "../package.json";
 
 interface GatewayAlias {
@@ -58,6 +61,10 @@ interface GatewayVars {
 	cacheKeySalt: string;
 	unavailableWarnedAt: number;
 	server: Server;
+	/** Open server-sent event streams of the pay page, ended when the gateway stops. */
+	payStreams: Set<ServerResponse>;
+	/** How often an open event stream of the pay page reads its checkout (PAY_EVENTS_POLL_MS, default 1000). */
+	payEventsPollMs: number;
 }
 
 interface GatewayMethods {
@@ -72,11 +79,23 @@ interface GatewayMethods {
 	beforeCall(ctx: Context<unknown, AuthMeta>, req: GatewayRequest, res: ServerResponse): Promise<void>;
 	sendError(req: GatewayRequest, res: ServerResponse, err: unknown): void;
 	logResponse(req: GatewayRequest, res: ServerResponse): void;
+	payLimit(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	payPageDocument(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	payAsset(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	payStatusJson(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	payEvents(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	payNotFound(req: GatewayRequest, res: ServerResponse): Promise<void>;
 }
 
 type GatewayThis = Service<Record<string, any>> & GatewayVars & GatewayMethods;
 
 const API_PREFIX = "/api/v1";
+/** Streams end after this long; the browser's EventSource reconnects (bounds a stream's life). */
+const PAY_EVENTS_MAX_MS = 5 * 60_000;
+const PAY_EVENTS_HEARTBEAT_MS = 15_000;
+/** Open event streams per gateway node; more get 503 and the page polls instead. */
+const PAY_EVENTS_MAX_STREAMS = 2_000;
+const ASSET_NAME = /^[A-Za-z0-9_-]{1,64}\.(js|css)$/;
 
 /** Session validity and key look-ups are cached briefly; logout/revocation clear them on every node by event. */
 const AUTH_CACHE_TTL_MS = 30_000;
@@ -233,6 +252,37 @@ const ApiService: GatewaySchema = {
 					return data;
 				},
 			},
+			{
+				// The hosted pay page (docs/pay-page.md): HTML, hashed assets, status and events.
+				name: "pay",
+				path: "/pay",
+				mappingPolicy: "restrict",
+				authentication: false,
+				authorization: false,
+				bodyParsers: { json: false, urlencoded: false },
+				// A handler that fails hands its error to `next` (moleculer-web then calls onError below).
+				aliases: {
+					"GET /assets/:file"(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						this.payAsset(req, res).catch(next);
+					},
+					"GET /:slug"(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						this.payPageDocument(req, res).catch(next);
+					},
+					"GET /:slug/checkout"(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						this.payPageDocument(req, res).catch(next);
+					},
+					"GET /:slug/status"(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						this.payStatusJson(req, res).catch(next);
+					},
+					"GET /:slug/events"(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						this.payEvents(req, res).catch(next);
+					},
+				},
+				onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
+					if (statusOf(err) === 404 && !res.headersSent) return void this.payNotFound(req, res);
+					this.sendErrorBody(req, res, err);
+				},
+			},
 		],
 		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
 			this.sendErrorBody(req, res, err);
@@ -330,6 +380,113 @@ const ApiService: GatewaySchema = {
 	},
 
 	methods: {
+		/** The per-IP limit of anonymous callers applies to the pay page's documents and status reads. */
+		async payLimit(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			if (!this.limiter.enabled) return;
+			const ipKey = limitKeyForIp(this.clientIp(req));
+			await this.applyLimit(req, res, this.limiter.mode === "ip" ? PROFILE_RULES.ip : PROFILE_RULES.anonymous, ipKey);
+		},
+
+		async payNotFound(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			const lang = pickPageLang(typeof req.query?.lang === "string" ? req.query.lang : undefined, header(req, "accept-language"));
+			const assets = await payAssets().catch(() => null);
+			res.writeHead(404, { ...payPageHeaders(), "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+			res.end(notFoundPage(lang, assets?.styleUrl ?? null));
+		},
+
+		async payPageDocument(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			await this.payLimit(req, res);
+			const slug = String(req.$params?.slug ?? "");
+			let page: { link: { title: string } };
+			try {
+				page = (await this.broker.call("links.payPage", { slug })) as typeof page;
+			} catch (err) {
+				if (statusOf(err) === 404) return this.payNotFound(req, res);
+				throw err;
+			}
+			const assets = await payAssets();
+			const lang = pickPageLang(typeof req.query?.lang === "string" ? req.query.lang : undefined, header(req, "accept-language"));
+			res.writeHead(200, { ...payPageHeaders(), "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+			res.end(payPageShell({ lang, title: page.link.title, scriptUrl: assets.scriptUrl, styleUrl: assets.styleUrl, boot: { apiBase: API_PREFIX, page } }));
+		},
+
+		/** Hashed names never change content: cached for a year, gzip when the browser takes it. */
+		async payAsset(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			const name = String(req.$params?.file ?? "");
+			const assets = await payAssets();
+			const file = ASSET_NAME.test(name) ? assets.files.get(name) : undefined;
+			if (!file) return this.payNotFound(req, res);
+			const gzip = /\bgzip\b/.test(header(req, "accept-encoding") || "");
+			res.writeHead(200, {
+				"Content-Type": file.contentType,
+				"Cache-Control": "public, max-age=31536000, immutable",
+				"X-Content-Type-Options": "nosniff",
+				Vary: "Accept-Encoding",
+				...(gzip ? { "Content-Encoding": "gzip" } : {}),
+				"Content-Length": String((gzip ? file.gzip : file.body).length),
+			});
+			res.end(gzip ? file.gzip : file.body);
+		},
+
+		async payStatusJson(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			await this.payLimit(req, res);
+			const status = await this.broker.call("links.payStatus", { slug: String(req.$params?.slug ?? ""), transactionId: String(req.query?.transaction ?? "") });
+			res.writeHead(200, { ...payPageHeaders(), "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" });
+			res.end(JSON.stringify(status));
+		},
+
+		/**
+		 * Server-sent events of one checkout: `event: status` with the pay status whenever it
+		 * changes (read every PAY_EVENTS_POLL_MS, so any node's change shows, whichever node the
+		 * watcher or the credit ran on), a comment as heartbeat, the end after a final state.
+		 */
+		async payEvents(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			await this.payLimit(req, res);
+			if (this.payStreams.size >= PAY_EVENTS_MAX_STREAMS) throw serviceUnavailable();
+			const params = { slug: String(req.$params?.slug ?? ""), transactionId: String(req.query?.transaction ?? "") };
+			const read = async () => (await this.broker.call("links.payStatus", params)) as StatusPayload;
+			// A wrong slug or transaction is answered before the stream opens (404, no reconnect loop).
+			const first = await read();
+			res.writeHead(200, { ...payPageHeaders(), "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", Connection: "keep-alive", "X-Accel-Buffering": "no" });
+			res.socket?.setTimeout(0);
+			req.socket?.setNoDelay(true);
+			this.payStreams.add(res);
+			let last = "";
+			let busy = false;
+			const send = (s: StatusPayload) => {
+				const json = JSON.stringify(s);
+				if (json !== last) {
+					last = json;
+					res.write(`event: status\ndata: ${json}\n\n`);
+				}
+				if (isFinal(payState(s))) finish();
+			};
+			const poll = setInterval(async () => {
+				if (busy) return;
+				busy = true;
+				try {
+					send(await read());
+				} catch (err) {
+					// Transient (database, a service restarting): the next tick tries again.
+					this.logger.debug("Pay page event read failed:", (err as Error)?.message);
+				} finally {
+					busy = false;
+				}
+			}, this.payEventsPollMs);
+			const heartbeat = setInterval(() => res.write(": ping\n\n"), PAY_EVENTS_HEARTBEAT_MS);
+			const lifetime = setTimeout(() => finish(), PAY_EVENTS_MAX_MS);
+			const finish = () => {
+				clearInterval(poll);
+				clearInterval(heartbeat);
+				clearTimeout(lifetime);
+				this.payStreams.delete(res);
+				if (!res.writableEnded) res.end();
+			};
+			req.on("close", finish);
+			res.write("retry: 2000\n\n");
+			send(first);
+		},
+
 		clientIp(this: GatewayThis, req: GatewayRequest): string {
 			const { config } = appOf(this.broker);
 			const socketIp = req.socket?.remoteAddress || "unknown";
@@ -636,6 +793,8 @@ const ApiService: GatewaySchema = {
 		this.keyCache = new TtlCache(AUTH_CACHE_TTL_MS, AUTH_CACHE_MAX_ENTRIES);
 		this.cacheKeySalt = crypto.randomBytes(32).toString("hex");
 		this.unavailableWarnedAt = 0;
+		this.payStreams = new Set();
+		this.payEventsPollMs = Math.max(100, Number(process.env.PAY_EVENTS_POLL_MS) || 1000);
 		// Requests Node's parser rejects (oversized headers, garbage) still get the error shape.
 		this.server?.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
 			const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
@@ -650,6 +809,12 @@ const ApiService: GatewaySchema = {
 					`Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
 			);
 		});
+	},
+
+	/** Open event streams would hold the HTTP server's close: they end first (the page reconnects elsewhere). */
+	stopped(this: GatewayThis) {
+		for (const res of this.payStreams) if (!res.writableEnded) res.end();
+		this.payStreams.clear();
 	},
 };
 

@@ -6,6 +6,7 @@
  * Decisions: docs/payments.md.
  */
 import crypto from "node:crypto";
+import Decimal from "decimal.js";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op, WhereOptions } from "sequelize";
 import { appOf } from "../lib/app";
@@ -33,6 +34,7 @@ import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { PaymentLink } from "../models/payment-link.model";
 import type { Transaction } from "../models/transaction.model";
+import type { PayOption } from "../web/pay/types";
 
 registerTranslations("es", {
 	"Payment link not found": "Enlace de pago no encontrado",
@@ -110,6 +112,17 @@ const PAYER_FIELDS = {
 	payerNetworkId: { type: "string", max: 100, optional: true },
 	supportPercent: SUPPORT,
 } as const;
+
+
+function payOption(t: TokenView, n: { id: string; name: string; chainType: string; chainId: number }): PayOption {
+	return { tokenId: t.id, symbol: t.symbol, name: t.name, decimals: t.decimals, contractAddress: t.contractAddress, isNative: t.isNative, networkId: n.id, networkName: n.name, chainType: n.chainType, chainId: n.chainId };
+}
+
+/** What the payer still owes (never negative). */
+function amountDue(total: string, received: string): string {
+	const due = new Decimal(total).minus(received);
+	return due.isNegative() ? "0" : due.toFixed();
+}
 
 const linkNotFound = () => notFound("Payment link not found");
 const managedByIntent = () => badRequest("This payment link belongs to a payment intent; change the intent instead", { paymentLink: "managedByIntent" });
@@ -458,6 +471,70 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				});
 				await effects.flush(this.broker);
 				return answer;
+			},
+		},
+
+		/**
+		 * What the hosted pay page (services/api.service.ts, docs/pay-page.md) renders for a slug:
+		 * the public link, whether it is a sandbox link, the merchant's return/cancel URLs (of the
+		 * link's intent), its token and network, and the tokens a payer may choose (active ones of
+		 * the link's kind: testnets for sandbox links). Internal: no route.
+		 */
+		payPage: {
+			visibility: "public",
+			auth: "public",
+			params: { $$strict: "remove", slug: SLUG },
+			async handler(this: LinksThis, ctx: Ctx<{ slug: string }>) {
+				const app = appOf(this.broker);
+				const link = await this.findBySlug(ctx.params.slug);
+				const intent = link.intentId ? await app.models.PaymentIntent.findByPk(link.intentId) : null;
+				const token = (await ctx.call("networks.getToken", { id: link.tokenId })) as TokenView & { network: { id: string; name: string; chainType: string; chainId: number } };
+				const networks = (await ctx.call("networks.list", { active: "true", testnet: link.mode === "sandbox" ? "true" : "false" })) as Array<{ id: string; name: string; chainType: string; chainId: number; requiredConfirmations: number }>;
+				const options: PayOption[] = [];
+				for (const network of networks) {
+					const tokens = (await ctx.call("networks.tokens", { id: network.id, active: "true" })) as TokenView[];
+					for (const t of tokens) options.push(payOption(t, network));
+				}
+				const own = payOption(token, token.network);
+				// The link's own token first, even where its network is not listed (inactive, dev-only).
+				const rest = options.filter(o => o.tokenId !== own.tokenId);
+				const ownPage = `${app.config.publicUrl}/pay/${link.slug}`;
+				return {
+					link: payDetailsView(link),
+					description: intent?.description && intent.description !== link.title ? intent.description : null,
+					sandbox: link.mode === "sandbox",
+					// The pay page's own intent returns to the pay page itself: no merchant URL to go back to.
+					returnUrl: intent?.returnUrl && intent.returnUrl !== ownPage ? intent.returnUrl : null,
+					cancelUrl: intent?.cancelUrl ?? null,
+					intentStatus: intent?.status ?? null,
+					options: [own, ...rest],
+				};
+			},
+		},
+
+		/**
+		 * A checkout of this link as the pay page shows it: the transaction, the link's and intent's
+		 * states and what is still due. 404 when the transaction is not this link's. Internal: the
+		 * gateway's /pay/:slug/status and /pay/:slug/events use it.
+		 */
+		payStatus: {
+			visibility: "public",
+			auth: "public",
+			params: { $$strict: "remove", slug: SLUG, transactionId: { type: "string", max: 100 } },
+			async handler(this: LinksThis, ctx: Ctx<{ slug: string; transactionId: string }>) {
+				const app = appOf(this.broker);
+				const link = await this.findBySlug(ctx.params.slug);
+				if (!isUuid(ctx.params.transactionId)) throw notFound("Transaction not found");
+				const view = (await ctx.call("transactions.get", { id: ctx.params.transactionId })) as ReturnType<typeof transactionView>;
+				if (view.paymentLinkId !== link.id) throw notFound("Transaction not found");
+				const after = (await findLink(app.models, { slug: link.slug })) ?? link;
+				const intent = after.intentId ? await app.models.PaymentIntent.findByPk(after.intentId) : null;
+				return {
+					linkStatus: after.status,
+					intentStatus: intent?.status ?? null,
+					transaction: view,
+					amountDue: amountDue(view.totalAmount, view.amountReceived),
+				};
 			},
 		},
 

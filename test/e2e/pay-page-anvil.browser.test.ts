@@ -1,0 +1,76 @@
+/**
+ * The pay page with a real chain: anvil (automine off, blocks mined by hand), the EVM watcher,
+ * and Chromium. The test pays the page's deposit address from a script and watches the page go
+ * through "confirming n of m" to paid and back to the shop. sqlite project only.
+ */
+import { parseEther } from "ethers";
+import type { Browser } from "playwright-core";
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import { launchBrowser } from "../helpers/browser";
+import { TestNode } from "../helpers/harness";
+import { createMerchant, Merchant, PAYMENTS_SERVICES, startPaymentsNode } from "./payments.helpers";
+
+const NET = networkIdFor("anvil-local");
+const ETH = tokenIdFor("anvil-local", "ETH");
+const SHOP = "https://shop.example.com";
+
+describe("hosted pay page paid on anvil", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let merchant: Merchant;
+	let browser: Browser;
+	let closeBrowser: () => Promise<void>;
+
+	beforeAll(async () => {
+		process.env.PAY_EVENTS_POLL_MS = "200";
+		anvil = await startAnvil();
+		const token = await deployTestUsdc(anvil, [1]);
+		await anvil.setAutomine(false);
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: anvil.url,
+				TEST_USDC_ADDRESS: await token.getAddress(),
+				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "3",
+				WATCHER_POLL_MS: "50",
+				WATCHER_RECONCILE_MS: "200",
+			},
+		});
+		merchant = await createMerchant(node);
+		({ browser, close: closeBrowser } = await launchBrowser());
+	}, 120_000);
+
+	afterAll(async () => {
+		await closeBrowser?.();
+		await node?.stop();
+		await anvil?.stop();
+		delete process.env.PAY_EVENTS_POLL_MS;
+	});
+
+	it("moves from waiting through confirming 1, 2 of 3 to paid as blocks are mined", async () => {
+		const created = await node.http("POST", "/payment_intents", {
+			key: merchant.sandboxKey,
+			body: { amount: "0.25", currency: "eth", payment_method_types: ["crypto"], tokenId: ETH, networkId: NET, return_url: `${SHOP}/return`, description: "Anvil order" },
+		});
+		expect(created.status).toBe(200);
+		const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+		await context.route(`${SHOP}/**`, route => route.fulfill({ status: 200, contentType: "text/html", body: "<h1>Shop</h1>" }));
+		const page = await context.newPage();
+		await page.goto(created.body.paymentLink.link.replace(node.config.publicUrl, node.baseUrl.replace(/\/api\/v1$/, "")));
+		await page.getByRole("button", { name: "Continue to payment" }).click();
+		const address = (await page.locator("#address").textContent()) as string;
+		expect(await page.locator("#qr").getAttribute("data-uri")).toBe(`ethereum:${address}@31337?value=${parseEther("0.25")}`);
+		await page.locator("#status", { hasText: "Waiting for your payment" }).waitFor();
+
+		await anvil.accounts[2].sendTransaction({ to: address, value: parseEther("0.25") });
+		await anvil.mine(1);
+		await page.locator("#status", { hasText: "Payment seen: 1 of 3 confirmations" }).waitFor({ timeout: 15_000 });
+		await anvil.mine(1);
+		await page.locator("#status", { hasText: "Payment seen: 2 of 3 confirmations" }).waitFor({ timeout: 15_000 });
+		await anvil.mine(1);
+		await page.locator("#status", { hasText: "Payment received" }).waitFor({ timeout: 15_000 });
+		await page.waitForURL(`${SHOP}/return`, { timeout: 10_000 });
+		await context.close();
+	});
+});

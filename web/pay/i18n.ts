@@ -1,0 +1,96 @@
+/** The pay page's texts in English and Spanish; `{name}` placeholders. */
+export type Lang = "en" | "es";
+
+const EN = {
+	testMode: "Test mode: no real money moves. Use “Simulate payment” to try the flow.",
+	payWith: "Pay with",
+	onNetwork: "{token} on {network}",
+	amount: "Amount",
+	supportFee: "Support fee",
+	bridgeFee: "Bridge fee",
+	total: "Total",
+	quoteLoading: "Getting a quote…",
+	continue: "Continue to payment",
+	sendExactly: "Send exactly {amount} {token} on {network}",
+	depositAddress: "Deposit address",
+	qrLabel: "QR code of the payment to {address}",
+	copy: "Copy address",
+	copied: "Address copied",
+	timeLeft: "Time left to pay",
+	payWithWallet: "Pay with wallet",
+	walletSent: "Transaction sent from your wallet. Waiting for it on the chain…",
+	walletFailed: "The wallet did not send the payment: {error}",
+	simulate: "Simulate payment",
+	simulating: "Simulating…",
+	waiting: "Waiting for your payment…",
+	partial: "Partly paid: {due} {token} still due.",
+	confirming: "Payment seen: {n} of {m} confirmations…",
+	paid: "Payment received. Thank you!",
+	returning: "Returning to the merchant…",
+	backToMerchant: "Back to the merchant",
+	expired: "The time to pay has run out.",
+	expiredPartial: "The time to pay ran out after a partial payment. Please contact the merchant.",
+	canceled: "This payment was canceled.",
+	unavailable: "This payment link is not accepting payments right now.",
+	alreadyPaid: "This payment link has already been paid.",
+	error: "Something went wrong: {error}",
+	retry: "Try again",
+	reconnecting: "Connection lost. Reconnecting…",
+	language: "Language",
+};
+
+export type Key = keyof typeof EN;
+
+const ES: Record<Key, string> = {
+	testMode: "Modo de prueba: no se mueve dinero real. Usa «Simular pago» para probar el flujo.",
+	payWith: "Pagar con",
+	onNetwork: "{token} en {network}",
+	amount: "Importe",
+	supportFee: "Comisión de soporte",
+	bridgeFee: "Comisión de puente",
+	total: "Total",
+	quoteLoading: "Obteniendo una cotización…",
+	continue: "Continuar al pago",
+	sendExactly: "Envía exactamente {amount} {token} en {network}",
+	depositAddress: "Dirección de depósito",
+	qrLabel: "Código QR del pago a {address}",
+	copy: "Copiar dirección",
+	copied: "Dirección copiada",
+	timeLeft: "Tiempo restante para pagar",
+	payWithWallet: "Pagar con billetera",
+	walletSent: "Transacción enviada desde tu billetera. Esperándola en la cadena…",
+	walletFailed: "La billetera no envió el pago: {error}",
+	simulate: "Simular pago",
+	simulating: "Simulando…",
+	waiting: "Esperando tu pago…",
+	partial: "Pago parcial: faltan {due} {token}.",
+	confirming: "Pago detectado: {n} de {m} confirmaciones…",
+	paid: "Pago recibido. ¡Gracias!",
+	returning: "Volviendo al comercio…",
+	backToMerchant: "Volver al comercio",
+	expired: "Se acabó el tiempo para pagar.",
+	expiredPartial: "El tiempo para pagar terminó tras un pago parcial. Contacta con el comercio.",
+	canceled: "Este pago fue cancelado.",
+	unavailable: "Este enlace de pago no acepta pagos en este momento.",
+	alreadyPaid: "Este enlace de pago ya está pagado.",
+	error: "Algo salió mal: {error}",
+	retry: "Reintentar",
+	reconnecting: "Conexión perdida. Reconectando…",
+	language: "Idioma",
+};
+
+const TABLES: Record<Lang, Record<Key, string>> = { en: EN, es: ES };
+
+/** `?lang=` first, then the browser's languages; English otherwise. */
+export function pickLang(search: string, languages: readonly string[]): Lang {
+	const q = new URLSearchParams(search).get("lang");
+	for (const c of [q || "", ...languages]) {
+		const base = c.toLowerCase().split(/[-_]/)[0];
+		if (base === "es" || base === "en") return base;
+	}
+	return "en";
+}
+
+export function translator(lang: Lang) {
+	return (key: Key, vars: Record<string, string | number> = {}) => TABLES[lang][key].replace(/\{(\w+)\}/g, (_, k) => String(vars[k] ?? ""));
+}

@@ -1,0 +1,13 @@
+/** A token the payer may choose on the pay page (services/links.service.ts `payPage` makes them). */
+export interface PayOption {
+	tokenId: string;
+	symbol: string;
+	name: string;
+	decimals: number;
+	contractAddress: string;
+	isNative: boolean;
+	networkId: string;
+	networkName: string;
+	chainType: string;
+	chainId: number;
+}
