@@ -29,7 +29,7 @@ interface Call {
  * `__walletCall` (the page navigates back to the shop once paid, taking `window` with it).
  */
 function stubWallet(account: string): void {
-	const w = window as unknown as { __calls: Call[]; __walletSend(tx: string): Promise<string>; __walletCall(call: string): Promise<void>; ethereum: unknown };
+	const w = globalThis as unknown as { __calls: Call[]; __walletSend(tx: string): Promise<string>; __walletCall(call: string): Promise<void>; ethereum: unknown };
 	let chainId = "0x1";
 	w.__calls = [];
 	w.ethereum = {
@@ -124,7 +124,7 @@ describe("hosted pay page: pay with an injected wallet on anvil", () => {
 		};
 	}
 
-	const inPage = (page: Page) => page.evaluate(() => (window as unknown as { __calls: Call[] }).__calls);
+	const inPage = (page: Page) => page.evaluate(() => (globalThis as unknown as { __calls: Call[] }).__calls);
 
 	/** Clicks "Pay with wallet"; the page says the wallet sent it (the calls are then in `window.__calls`) and reaches paid. */
 	async function payWithWallet(page: Page, calls: Call[]): Promise<void> {
