@@ -1,7 +1,7 @@
 /**
  * The hosted pay page in a real browser (Chromium through playwright-core) against a real node:
  * a sandbox payment from choosing the token to the merchant's return URL, canceled and expired
- * links, 360 px, Spanish, an unknown slug. Runs in the sqlite jest project only (browser time).
+ * links, the payer's support choice, 360 px, Spanish, an unknown slug. Runs in the sqlite jest project only (browser time).
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser";
@@ -101,6 +101,28 @@ describe("hosted pay page in a browser", () => {
 		await context.close();
 	});
 
+	it("lets the payer add support: the quote's support line and total change, and the checkout asks for the new total", async () => {
+		const { slug } = await intent();
+		const { page, context, errors } = await open();
+		await page.goto(`${origin}/pay/${slug}`);
+		await page.locator("#quote-total", { hasText: "0.5 ETH" }).waitFor();
+		const support = page.getByLabel("Add support");
+		expect(await support.inputValue()).toBe("0");
+		expect(await support.getAttribute("aria-describedby")).toBe("support-hint");
+		expect(await page.locator("#quote-support").textContent()).toBe("0 ETH");
+		await support.selectOption("1");
+		await page.locator("#quote-total", { hasText: "0.505 ETH" }).waitFor();
+		expect(await page.locator("#quote-amount").textContent()).toBe("0.5 ETH");
+		expect(await page.locator("#quote-support").textContent()).toBe("0.005 ETH");
+		await support.selectOption("2");
+		await page.locator("#quote-total", { hasText: "0.51 ETH" }).waitFor();
+		expect(await page.locator("#quote-support").textContent()).toBe("0.01 ETH");
+		await page.getByRole("button", { name: "Continue to payment" }).click();
+		expect(await page.locator("#due").textContent()).toBe("Send exactly 0.51 ETH on Ethereum Sepolia");
+		expect(errors).toEqual([]);
+		await context.close();
+	});
+
 	it("follows a payment made elsewhere through the event stream and survives a lost connection", async () => {
 		const { slug } = await intent();
 		const { page, context, errors } = await open();
@@ -184,6 +206,7 @@ describe("hosted pay page in a browser", () => {
 			const { page, context } = await open({ locale });
 			await page.goto(`${origin}/pay/${slug}${query}`);
 			await page.getByLabel("Pagar con").waitFor();
+			await page.getByLabel("Añadir apoyo").waitFor();
 			expect(await page.locator("html").getAttribute("lang")).toBe("es");
 			expect(await page.locator("#amount").textContent()).toBe("0.5 ETH en Ethereum Sepolia");
 			await page.getByRole("button", { name: "Continuar al pago" }).waitFor();

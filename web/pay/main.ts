@@ -95,11 +95,16 @@ function say(key: Key, vars?: Record<string, string | number>, tone = ""): void 
 	status.className = `status ${tone}`;
 }
 
-// --- Choosing the token and the quote.
+// --- Choosing the token, the support and the quote.
+const SUPPORT_CHOICES = ["0", "0.5", "1", "2"];
 function chooser(): void {
 	const select = h("select", { id: "token", name: "token" }) as HTMLSelectElement;
 	for (const o of page.options) select.append(h("option", { value: o.tokenId }, t("onNetwork", { token: o.symbol, network: o.networkName })));
 	select.value = linkOption.tokenId;
+	// The payer's optional support for the project (decisions: 0 to 10 percent, 0 by default).
+	const support = h("select", { id: "support", name: "support", "aria-describedby": "support-hint" }) as HTMLSelectElement;
+	for (const p of SUPPORT_CHOICES) support.append(h("option", { value: p }, `${p} %`));
+	support.value = "0";
 	const quoteBox = h("dl", { id: "quote", class: "quote" });
 	const go = h("button", { type: "button", id: "continue", class: "primary", disabled: true }, t("continue")) as HTMLButtonElement;
 	let seq = 0;
@@ -109,7 +114,7 @@ function chooser(): void {
 		quoteBox.replaceChildren(h("dd", { class: "muted" }, t("quoteLoading")));
 		const o = optionOf(select.value);
 		try {
-			const q = await api<Quote>("POST", `/payments/links/${slug}/quote`, { payerTokenId: o.tokenId, payerNetworkId: o.networkId });
+			const q = await api<Quote>("POST", `/payments/links/${slug}/quote`, { payerTokenId: o.tokenId, payerNetworkId: o.networkId, supportPercent: support.value });
 			if (mine !== seq) return;
 			const row = (label: string, value: string, id: string) => [h("dt", {}, label), h("dd", { id }, `${trimAmount(value)} ${q.payerTokenSymbol}`)];
 			quoteBox.replaceChildren(
@@ -125,8 +130,17 @@ function chooser(): void {
 		}
 	};
 	select.addEventListener("change", () => void requote());
-	go.addEventListener("click", () => void startCheckout(optionOf(select.value), go));
-	body.replaceChildren(h("label", { for: "token" }, t("payWith")), select, quoteBox, go);
+	support.addEventListener("change", () => void requote());
+	go.addEventListener("click", () => void startCheckout(optionOf(select.value), support.value, go));
+	body.replaceChildren(
+		h("label", { for: "token" }, t("payWith")),
+		select,
+		h("label", { for: "support" }, t("supportChoice")),
+		support,
+		h("p", { id: "support-hint", class: "muted hint" }, t("supportHint")),
+		quoteBox,
+		go,
+	);
 	say("waiting");
 	status.textContent = "";
 	void requote();
@@ -141,10 +155,10 @@ function supportInPayer(q: Quote): string {
 	return scale ? `${str.slice(0, -scale)}.${str.slice(-scale)}` : str;
 }
 
-async function startCheckout(o: PayOption, button: HTMLButtonElement): Promise<void> {
+async function startCheckout(o: PayOption, supportPercent: string, button: HTMLButtonElement): Promise<void> {
 	button.disabled = true;
 	try {
-		const tx = await api<{ id: string }>("POST", `/payments/links/${slug}/transactions`, { payerTokenId: o.tokenId, payerNetworkId: o.networkId });
+		const tx = await api<{ id: string }>("POST", `/payments/links/${slug}/transactions`, { payerTokenId: o.tokenId, payerNetworkId: o.networkId, supportPercent });
 		remember(tx.id);
 		await follow(tx.id);
 	} catch (err) {
