@@ -68,3 +68,25 @@ export function intentBody(overrides: Record<string, unknown> = {}) {
 export function expectNo5xx(statuses: number[]): void {
 	expect(statuses.filter(s => s >= 500)).toEqual([]);
 }
+
+export interface OpenedCheckout {
+	intentId: string;
+	slug: string;
+	txId: string;
+	address: string;
+	/** The checkout as POST /payments/links/:slug/transactions answered it. */
+	checkout: Record<string, any>;
+}
+
+/**
+ * An intent made with an API key, and its checkout opened as the pay page does (the payer's
+ * choice of token/network in `payer`, if any): what chain tests pay.
+ */
+export async function openCheckout(node: TestNode, key: { key: string; secret: string }, intent: { amount: string; currency: string; tokenId: string; networkId: string }, payer: Record<string, unknown> = {}): Promise<OpenedCheckout> {
+	const created = await node.http("POST", "/payment_intents", { key, body: { payment_method_types: ["crypto"], return_url: "https://shop.example.com/return", ...intent } });
+	if (created.status !== 200) throw new Error(`intent failed: ${created.status} ${created.text}`);
+	const slug = created.body.paymentLink.link.split("/pay/")[1];
+	const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: payer });
+	if (tx.status !== 201) throw new Error(`checkout failed: ${tx.status} ${tx.text}`);
+	return { intentId: created.body.id, slug, txId: tx.body.id, address: tx.body.depositAddress, checkout: tx.body };
+}

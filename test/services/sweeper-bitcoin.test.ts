@@ -9,7 +9,7 @@ import { startLitecoind, type Litecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";
 import { TestNode } from "../helpers/harness";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
-import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("litecoin-regtest");
 const LTC = tokenIdFor("litecoin-regtest", "LTC");
@@ -39,11 +39,9 @@ describe("UTXO sweeper on a real litecoind -regtest", () => {
 	});
 
 	async function paidCheckout(amount: string, pay: (address: string) => Promise<unknown>) {
-		const created = await node.http("POST", "/payment_intents", { key, body: { amount, currency: "ltc", payment_method_types: ["crypto"], tokenId: LTC, networkId: NET, return_url: "https://shop.example.com/r" } });
-		const slug = created.body.paymentLink.link.split("/pay/")[1];
-		const tx = (await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} })).body;
-		await pay(tx.depositAddress);
-		return tx as { id: string; depositAddress: string };
+		const opened = await openCheckout(node, key, { amount, currency: "ltc", tokenId: LTC, networkId: NET });
+		await pay(opened.address);
+		return { id: opened.txId, depositAddress: opened.address };
 	}
 
 	/** One transaction paying `address` twice (two outputs). */

@@ -13,7 +13,7 @@ import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { startNode, TestNode } from "../helpers/harness";
 import { until } from "../helpers/until";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
-import { createMerchant, IDS, setPrices, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { createMerchant, IDS, openCheckout, setPrices, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -71,13 +71,9 @@ describe("EVM sweeper on a real anvil node", () => {
 	});
 
 	async function paidCheckout(amount: string, tokenId: string, currency: string, pay: (to: string) => Promise<unknown>) {
-		const created = await node.http("POST", "/payment_intents", { key, body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/r" } });
-		expect(created.status).toBe(200);
-		const slug = created.body.paymentLink.link.split("/pay/")[1];
-		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
-		expect(tx.status).toBe(201);
-		await pay(tx.body.depositAddress);
-		return { txId: tx.body.id as string, address: tx.body.depositAddress as string };
+		const opened = await openCheckout(node, key, { amount, currency, tokenId, networkId: NET });
+		await pay(opened.address);
+		return opened;
 	}
 
 	/** Ledger balance of the sandbox organization for a token (sum of its entries). */
@@ -173,13 +169,7 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		await anvil?.stop();
 	});
 
-	async function checkout(amount: string, tokenId: string, currency: string) {
-		const created = await node.http("POST", "/payment_intents", { key, body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/r" } });
-		const slug = created.body.paymentLink.link.split("/pay/")[1];
-		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
-		expect(tx.status).toBe(201);
-		return { txId: tx.body.id as string, address: tx.body.depositAddress as string };
-	}
+	const checkout = (amount: string, tokenId: string, currency: string) => openCheckout(node, key, { amount, currency, tokenId, networkId: NET });
 	const balanceOf = async (tokenId: string) => ((await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId })) as { balance: string }).balance;
 
 	it("tops the deposit up with gas from the sweeper wallet, then sends its tokens", async () => {

@@ -9,7 +9,7 @@ import { until } from "../helpers/until";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 import { createUserWithToken } from "../helpers/users";
-import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("litecoin-regtest");
 const LTC = tokenIdFor("litecoin-regtest", "LTC");
@@ -46,16 +46,9 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 	});
 
 	async function checkout(amount: string) {
-		const created = await node.http("POST", "/payment_intents", {
-			key,
-			body: { amount, currency: "ltc", payment_method_types: ["crypto"], tokenId: LTC, networkId: NET, return_url: "https://shop.example.com/return" },
-		});
-		expect(created.status).toBe(200);
-		const slug = created.body.paymentLink.link.split("/pay/")[1];
-		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
-		expect(tx.status).toBe(201);
-		expect(tx.body.depositAddress).toMatch(/^rltc1q/);
-		return { intentId: created.body.id as string, txId: tx.body.id as string, address: tx.body.depositAddress as string };
+		const opened = await openCheckout(node, key, { amount, currency: "ltc", tokenId: LTC, networkId: NET });
+		expect(opened.address).toMatch(/^rltc1q/);
+		return opened;
 	}
 
 	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;

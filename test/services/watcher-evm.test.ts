@@ -14,7 +14,7 @@ import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 import { createUserWithToken } from "../helpers/users";
-import { startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -61,17 +61,7 @@ describe("EVM watcher on a real anvil node", () => {
 	});
 
 	/** An intent paid on anvil: its checkout's deposit address. */
-	async function checkout(amount: string, tokenId: string, currency: string) {
-		const created = await node.http("POST", "/payment_intents", {
-			key,
-			body: { amount, currency, payment_method_types: ["crypto"], tokenId, networkId: NET, return_url: "https://shop.example.com/return" },
-		});
-		expect(created.status).toBe(200);
-		const slug = created.body.paymentLink.link.split("/pay/")[1];
-		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
-		expect(tx.status).toBe(201);
-		return { intentId: created.body.id as string, txId: tx.body.id as string, address: tx.body.depositAddress as string };
-	}
+	const checkout = (amount: string, tokenId: string, currency: string) => openCheckout(node, key, { amount, currency, tokenId, networkId: NET });
 
 	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;
 	const getIntent = async (id: string) => (await node.http("GET", `/payment_intents/${id}`, { key })).body;
@@ -248,13 +238,7 @@ describe("EVM watcher behind a provider that refuses wide ranges and goes down",
 		const user = await createUserWithToken(node);
 		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
 		key = { key: res.body.key, secret: res.body.secret };
-		const open = async () => {
-			const created = await node.http("POST", "/payment_intents", { key, body: { amount: "1", currency: "usdc", payment_method_types: ["crypto"], tokenId: USDC, networkId: NET, return_url: "https://shop.example.com/r" } });
-			const slug = created.body.paymentLink.link.split("/pay/")[1];
-			const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
-			expect(tx.status).toBe(201);
-			return { txId: tx.body.id as string, address: tx.body.depositAddress as string };
-		};
+		const open = () => openCheckout(node, key, { amount: "1", currency: "usdc", tokenId: USDC, networkId: NET });
 		const payer = token.connect(anvil.accounts[1]) as Contract;
 		const targets: Array<{ txId: string; address: string }> = [];
 		for (let i = 0; i < 6; i++) targets.push(await open());

@@ -12,18 +12,12 @@ import {
 	DEFAULT_DUST_RELAY_FEE_SAT_PER_KVB, LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB, SEQUENCE_RBF, SweepRefused, broadcastRaw, bumpFeeRate, buildSweepPsbt, dustThreshold, estimateSweepVsize, feeFor,
 	feeRateFromEstimate, toSatPerKvB, type SweepInput,
 } from "../../../lib/chains/utxo-sweep";
+import { bitcoinjsNetwork } from "../../../lib/chains/bitcoin";
 import { startLitecoind, type Litecoind } from "../../helpers/litecoind";
 import { ABANDON_SEED } from "./fixtures";
 
-/** Litecoin regtest address parameters (Litecoin Core chainparams.cpp, CRegTestParams). */
-const LITECOIN_REGTEST: Network = {
-	messagePrefix: "\x19Litecoin Signed Message:\n",
-	bech32: "rltc",
-	bip32: { public: 0x043587cf, private: 0x04358394 },
-	pubKeyHash: 0x6f,
-	scriptHash: 0x3a,
-	wif: 0xef,
-};
+/** Litecoin regtest address parameters, as the gateway's codec has them (lib/chains/bitcoin.ts). */
+const LITECOIN_REGTEST: Network = bitcoinjsNetwork({ isTestnet: true, bitcoinNetwork: "litecoin-regtest" });
 const REGTEST_PARAMS = { isTestnet: true, bitcoinNetwork: "regtest" } as const;
 
 /** A deposit key and its P2WPKH address on Litecoin regtest, derived like the gateway derives deposit keys. */
