@@ -51,7 +51,8 @@ export class ChainCursor extends Model<InferAttributes<ChainCursor>, InferCreati
 	}
 }
 
-export const CHAIN_TRANSFER_STATUSES = ["active", "reverted"] as const;
+/** superseded: an unconfirmed (mempool) sighting whose transaction was then seen in a block. */
+export const CHAIN_TRANSFER_STATUSES = ["active", "reverted", "superseded"] as const;
 export type ChainTransferStatus = (typeof CHAIN_TRANSFER_STATUSES)[number];
 /** What the payments side has acknowledged about a transfer. */
 export type ChainTransferReported = "none" | "detected" | "credited" | "reverted" | "ignored";

@@ -50,6 +50,9 @@ export interface ChainTransfer {
 /** EVM native transfers: logIndex = NATIVE_INDEX_OFFSET + transaction index (documented in docs/watchers.md). */
 export const NATIVE_INDEX_OFFSET = 1_000_000;
 
+/** The block hash under which an unconfirmed (mempool) transfer is stored and reported (block number 0). */
+export const MEMPOOL_BLOCK_HASH = "mempool";
+
 export interface TransferQuery {
 	fromBlock: number;
 	toBlock: number;
@@ -73,6 +76,11 @@ export interface ChainSource {
 	blocks(fromBlock: number, toBlock: number): Promise<BlockRef[]>;
 	/** Transfers to any of the addresses in the range, every token listed (native included). */
 	transfers(query: TransferQuery): Promise<ChainTransfer[]>;
+	/**
+	 * Unconfirmed transfers to the addresses (UTXO chains: the node's mempool), shown as 0
+	 * confirmations; the watcher stores them under the block hash MEMPOOL_BLOCK_HASH.
+	 */
+	mempoolTransfers?(query: Pick<TransferQuery, "addresses" | "tokens">): Promise<Array<Omit<ChainTransfer, "blockNumber" | "blockHash">>>;
 	/** Native-coin balances of the addresses at a block (reconciliation of transfers without a log). */
 	nativeBalances?(addresses: readonly string[], blockNumber: number): Promise<Map<string, string>>;
 	/** Releases connections and timers. */

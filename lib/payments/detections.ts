@@ -15,7 +15,8 @@
  * Rows are locked in the payments order (withPaymentLocked: intent, link, transaction); a checkout's
  * detections are only written under its transaction's lock, so they are read without locks.
  */
-import type { Transaction as DbTx } from "sequelize";
+import { Op, type Transaction as DbTx } from "sequelize";
+import { MEMPOOL_BLOCK_HASH } from "../chains/source";
 import type { App } from "../app";
 import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
@@ -60,6 +61,14 @@ async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise
 	tx.confirmations = least;
 }
 
+/** Unconfirmed sightings of a transfer now seen in a block: reverted quietly (no intent move: the block's sighting counts). */
+async function supersedeMempool(models: Models, t: DbTx, key: Omit<DetectionKey, "blockHash">, now: Date): Promise<void> {
+	await models.PaymentDetection.update(
+		{ status: "reverted", updatedAt: now },
+		{ where: { networkId: key.networkId, txHash: key.txHash, logIndex: key.logIndex, blockHash: MEMPOOL_BLOCK_HASH, status: "confirming" }, transaction: t },
+	);
+}
+
 /** Records (or updates) a detection below the required confirmations. */
 export async function recordDetection(app: App, effects: Effects, input: DetectionInput): Promise<DetectOutcome> {
 	const { models, clock } = app;
@@ -81,6 +90,8 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
 			await tx.save({ transaction: t });
 			return "updated";
 		}
+		// The same transfer seen unconfirmed before (UTXO mempool): its block's sighting takes over.
+		if (input.blockHash !== MEMPOOL_BLOCK_HASH) await supersedeMempool(models, t, input, now);
 		await models.PaymentDetection.create(
 			{
 				networkId: input.networkId,
@@ -118,7 +129,8 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
  */
 export async function settleDetection(models: Models, t: DbTx, tx: Transaction, key: Omit<DetectionKey, "blockHash"> & { blockHash?: string | null }, now: Date): Promise<void> {
 	const where: Record<string, unknown> = { networkId: key.networkId, txHash: key.txHash, logIndex: key.logIndex, status: "confirming" };
-	if (key.blockHash) where.blockHash = key.blockHash;
+	// The block's sighting, and the unconfirmed (mempool) one of the same transfer if there was one.
+	if (key.blockHash) where.blockHash = { [Op.in]: [key.blockHash, MEMPOOL_BLOCK_HASH] };
 	// A checkout nothing was ever detected for (simulations, first seen already confirmed) has no rows.
 	if (tx.requiredConfirmations === null || tx.requiredConfirmations === undefined) return;
 	// Plain read under the checkout's lock (see recordDetection: no gap locks).

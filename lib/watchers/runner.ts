@@ -16,13 +16,13 @@
  */
 import crypto from "node:crypto";
 import type { Sequelize } from "sequelize";
-import type { BlockRef, ChainSource, ChainTransfer as SourceTransfer, WatchedToken } from "../chains/source";
+import { MEMPOOL_BLOCK_HASH, type BlockRef, type ChainSource, type ChainTransfer as SourceTransfer, type WatchedToken } from "../chains/source";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { ChainTransfer } from "../../models/chain.model";
 import { envSlug, type WatchersConfig } from "./config";
 import { appendRecent, commonAncestor, continuesChain } from "./reorg";
-import { acquireLease, commitRange, ensureCursor, Lease, LeaseLostError, loadCursor, markReported, NewTransfer, pendingTransfers, recordReconciled, releaseLease, renewLease, rewindTo, seenNativeAmounts } from "./store";
+import { acquireLease, commitRange, syncMempool, ensureCursor, Lease, LeaseLostError, loadCursor, markReported, NewTransfer, pendingTransfers, recordReconciled, releaseLease, renewLease, rewindTo, seenNativeAmounts } from "./store";
 
 export interface WatchedNetwork {
 	id: string;
@@ -225,6 +225,9 @@ export class NetworkWatcher {
 			t[phase] += at - mark;
 			mark = at;
 		};
+		// The mempool is read before the head: a transaction that leaves it was mined at or below
+		// the head read next (then found in a block row), or dropped.
+		const mempool = source.mempoolTransfers && this.addresses.size ? await source.mempoolTransfers({ addresses: this.addresses, tokens: network.tokens }) : null;
 		const head = await source.head();
 		lap("head");
 		// Before anything of this range is stored, so a report pass never meets a row above its head.
@@ -288,6 +291,7 @@ export class NetworkWatcher {
 		}
 		const cursorNumber = to;
 		this.progress(head.number, cursorNumber);
+		if (caughtUp && mempool) await this.syncMempool(mempool);
 		// Reports run beside the loop: the next block is read and stored while credits of this one
 		// are still being reported (a credit costs far more than storing a transfer).
 		this.reportInBackground(head);
@@ -407,6 +411,13 @@ export class NetworkWatcher {
 			await markReported(models, [row.id], "reverted", false, row.reportedConfirmations, now);
 			return;
 		}
+		if (row.status !== "active") return;
+		if (row.blockHash === MEMPOOL_BLOCK_HASH) {
+			// Unconfirmed: shown as 0 confirmations, never credited; its block's transfer takes over.
+			const r = await payments.detect({ ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations: 0, blockNumber: 0 });
+			await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", false, 0, now);
+			return;
+		}
 		const confirmations = Math.max(0, head.number - row.blockNumber + 1);
 		const transfer = { ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations };
 		if (confirmations >= network.requiredConfirmations) {
@@ -417,6 +428,14 @@ export class NetworkWatcher {
 		if (row.reported !== "none" && row.reportedConfirmations === confirmations) return;
 		const r = await payments.detect({ ...transfer, blockNumber: row.blockNumber });
 		await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", r.outcome !== "unknownAddress", confirmations, now);
+	}
+
+	/** Stores new mempool sightings and ends those that were mined or dropped (lib/watchers/store.ts syncMempool). */
+	private async syncMempool(seen: ReadonlyArray<Omit<SourceTransfer, "blockNumber" | "blockHash">>): Promise<void> {
+		const { sequelize, models, network, logger } = this.deps;
+		const rows = this.toRows(seen.map(x => ({ ...x, blockNumber: 0, blockHash: MEMPOOL_BLOCK_HASH })));
+		const out = await syncMempool(sequelize, models, this.lease!, rows, this.deps.now());
+		if (out.dropped) logger.warn(`Watcher: ${out.dropped} unconfirmed payment(s) on ${network.slug} left the mempool without being mined (replaced or double-spent): reverted`);
 	}
 
 	/**

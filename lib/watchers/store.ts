@@ -9,6 +9,7 @@ import { Op, Sequelize, UniqueConstraintError } from "sequelize";
 import { inTransaction } from "../db";
 import type { Models } from "../../models";
 import type { ChainCursor, ChainTransfer, ChainTransferReported } from "../../models/chain.model";
+import { MEMPOOL_BLOCK_HASH } from "../chains/source";
 import type { RecentBlocks } from "./reorg";
 
 export class LeaseLostError extends Error {
@@ -157,5 +158,51 @@ export async function recordReconciled(sequelize: Sequelize, models: Models, lea
 		const [n] = await models.ChainCursor.update({ reconciledAt: now }, { where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token }, transaction: t });
 		if (n !== 1) throw new LeaseLostError(lease.networkId);
 		await models.ChainTransfer.bulkCreate([{ ...transfer, status: "active", reported: "none", reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now }], { transaction: t, ignoreDuplicates: true });
+	});
+}
+
+/**
+ * Unconfirmed transfers as the node's mempool shows them now, after the range up to the head was
+ * stored (so a transaction that left the mempool because it was mined is already in a block row):
+ * - new sightings are stored (block hash MEMPOOL_BLOCK_HASH, block number 0);
+ * - a stored sighting whose transaction is now in a block is `superseded` (the payments side
+ *   drops it when it hears of the block's transfer: nothing to report);
+ * - a stored sighting neither in the mempool nor in a block was dropped (replaced, double-spent,
+ *   evicted): `reverted`, reported like a reorg.
+ * Fenced by the lease like every write of the leader.
+ */
+export async function syncMempool(sequelize: Sequelize, models: Models, lease: Lease, seen: readonly NewTransfer[], now: Date): Promise<{ added: number; superseded: number; dropped: number }> {
+	return inTransaction(sequelize, async t => {
+		const [n] = await models.ChainCursor.update({ updatedAt: now }, { where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token }, transaction: t });
+		if (n !== 1) throw new LeaseLostError(lease.networkId);
+		const stored = await models.ChainTransfer.findAll({ where: { networkId: lease.networkId, blockHash: MEMPOOL_BLOCK_HASH }, transaction: t });
+		const key = (x: { txHash: string; logIndex: number }) => `${x.txHash}:${x.logIndex}`;
+		const known = new Set(stored.map(key));
+		const inPool = new Set(seen.map(key));
+		const fresh = seen.filter(x => !known.has(key(x)));
+		if (fresh.length) {
+			await models.ChainTransfer.bulkCreate(
+				fresh.map(x => ({ ...x, status: "active" as const, reported: "none" as const, reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now })),
+				{ transaction: t, ignoreDuplicates: true },
+			);
+		}
+		let superseded = 0;
+		let dropped = 0;
+		for (const row of stored) {
+			if (row.status !== "active" || inPool.has(key(row))) continue;
+			const mined = await models.ChainTransfer.count({ where: { networkId: lease.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: { [Op.ne]: MEMPOOL_BLOCK_HASH }, status: "active" }, transaction: t });
+			if (mined > 0) {
+				row.status = "superseded";
+				row.pending = false;
+				superseded++;
+			} else {
+				row.status = "reverted";
+				row.pending = row.reported !== "none";
+				dropped++;
+			}
+			row.updatedAt = now;
+			await row.save({ transaction: t });
+		}
+		return { added: fresh.length, superseded, dropped };
 	});
 }

@@ -3,6 +3,7 @@
  * payments services, webhooks and the UTXO watcher (watcher-bitcoin) on the `litecoin-regtest`
  * network. Blocks are mined by hand so the test controls confirmations and reorgs.
  */
+import { parseRpcReply, satoshis } from "../../lib/chains/utxo-source";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startLitecoind, type Litecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";
@@ -22,7 +23,8 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 	let key: { key: string; secret: string };
 
 	beforeAll(async () => {
-		ltc = await startLitecoind();
+		// Replacements relayed (Litecoin Core's default refuses them) for the RBF test.
+		ltc = await startLitecoind({ args: ["-mempoolreplacement=1"] });
 		receiver = await startReceiver();
 		node = await startPaymentsNode({
 			services: [...PAYMENTS_SERVICES, "webhooks", "watcher-bitcoin"],
@@ -123,7 +125,7 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 		expect(over).toMatchObject({ amountReceived: "0.07654321", overpaidAmount: "0.02654321" });
 	});
 
-	it("reverts an unconfirmed payment a reorg removes (invalidateblock + generateblock without it), never crediting it", async () => {
+	it("reverts the block sighting of a payment a reorg removes (invalidateblock + blocks without it): unconfirmed again, credited once when mined", async () => {
 		const c = await checkout("0.4");
 		const txid = await pay(c.address, "0.4");
 		const [block] = await ltc.mine(1);
@@ -137,14 +139,81 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 		await ltc.rpc("generateblock", [ltc.fundedAddress, []]);
 		expect(await ltc.rpc<string[]>("getrawmempool")).toContain(txid);
 
+		// Its block's sighting is reverted; the payment is back in the mempool, so the checkout shows
+		// it unconfirmed again (0 of m), never credited while blocks keep leaving it out.
+		await until("back to 0 confirmations", async () => {
+			const tx = await getTx(c.txId);
+			return tx.confirmations === 0 && tx.amountReceived === "0" && tx.hash === txid;
+		});
+		await ltc.rpc("generateblock", [ltc.fundedAddress, []]);
+		await new Promise(r => setTimeout(r, 500));
+		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "0", amountConfirming: "0.4", confirmations: 0 });
+		expect(await credits(c.txId)).toHaveLength(0);
+		const rows = await node.app.models.ChainTransfer.findAll({ where: { networkId: NET, txHash: txid }, order: [["id", "ASC"]] });
+		expect(rows.map(r => [r.blockHash === "mempool" ? "mempool" : "block", r.status])).toEqual([
+			["block", "reverted"],
+			["mempool", "active"],
+		]);
+		const detections = await node.app.models.PaymentDetection.findAll({ where: { transactionId: c.txId }, order: [["id", "ASC"]] });
+		expect(detections.map(d => [d.blockHash === "mempool" ? "mempool" : "block", d.status])).toEqual([
+			["block", "reverted"],
+			["mempool", "confirming"],
+		]);
+		// Mined again later: credited once.
+		await ltc.mine(REQUIRED);
+		await until("credited", async () => (await getTx(c.txId)).status === "completed");
+		expect((await credits(c.txId)).map(r => r.txHash)).toEqual([txid]);
+	});
+
+	it("shows an unconfirmed payment at 0 confirmations from the mempool, then confirms and credits it once", async () => {
+		const c = await checkout("0.2");
+		const txid = await pay(c.address, "0.2");
+		const seen = await until("0 of m", async () => {
+			const tx = await getTx(c.txId);
+			return tx.confirmations === 0 && tx.hash === txid ? tx : null;
+		});
+		expect(seen).toMatchObject({ status: "pending", amountConfirming: "0.2", amountReceived: "0", requiredConfirmations: REQUIRED });
+		expect((await getIntent(c.intentId)).status).toBe("processing");
+		await ltc.mine(1);
+		await until("1 of m", async () => (await getTx(c.txId)).confirmations === 1);
+		expect((await getTx(c.txId)).amountConfirming).toBe("0.2");
+		await ltc.mine(REQUIRED - 1);
+		await until("completed", async () => (await getTx(c.txId)).status === "completed");
+		expect((await credits(c.txId)).map(r => [r.txHash, r.amount])).toEqual([[txid, "0.2"]]);
+		const detections = await node.app.models.PaymentDetection.findAll({ where: { transactionId: c.txId }, order: [["id", "ASC"]] });
+		expect(detections.map(d => [d.blockHash === "mempool" ? "mempool" : "block", d.status])).toEqual([
+			["mempool", "reverted"],
+			["block", "credited"],
+		]);
+		expect((await getTx(c.txId)).amountConfirming).toBe("0");
+	});
+
+	it("reverts an unconfirmed payment replaced in the mempool (RBF) by a transaction that does not pay us", async () => {
+		const c = await checkout("0.3");
+		const txid = await pay(c.address, "0.3");
+		await until("0 of m", async () => (await getTx(c.txId)).hash === txid);
+		expect((await getIntent(c.intentId)).status).toBe("processing");
+
+		// The same inputs spent again, to the payer's own wallet, at a higher fee: a BIP-125 replacement.
+		const t1 = parseRpcReply<{ result: { vin: Array<{ txid: string; vout: number }>; vout: Array<{ value: string }> } }>(await ltc.rpcRaw("getrawtransaction", [txid, true])).result;
+		const fee = parseRpcReply<{ result: { fees: { base: string } } }>(await ltc.rpcRaw("getmempoolentry", [txid])).result.fees.base;
+		const inputs = t1.vout.reduce((sum, o) => sum + satoshis(o.value), 0n) + satoshis(fee);
+		const back = await ltc.wallet<string>("getnewaddress");
+		const keep = inputs - 200_000n; // a much higher fee than the original
+		const raw = await ltc.rpc<string>("createrawtransaction", [t1.vin.map(v => ({ txid: v.txid, vout: v.vout, sequence: 0xfffffffd })), { [back]: `${keep / 100_000_000n}.${(keep % 100_000_000n).toString().padStart(8, "0")}` }]);
+		const signed = await ltc.wallet<{ hex: string }>("signrawtransactionwithwallet", [raw]);
+		const replacement = await ltc.rpc<string>("sendrawtransaction", [signed.hex]);
+		expect(await ltc.rpc<string[]>("getrawmempool")).not.toContain(txid);
+
 		await until("reverted", async () => {
 			const tx = await getTx(c.txId);
 			return tx.amountConfirming === "0" && tx.hash === null;
 		});
-		await ltc.rpc("generateblock", [ltc.fundedAddress, []]);
+		expect((await getIntent(c.intentId)).status).toBe("requires_payment_method");
+		await ltc.mine(REQUIRED);
 		await new Promise(r => setTimeout(r, 500));
-		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "0", amountConfirming: "0" });
 		expect(await credits(c.txId)).toHaveLength(0);
+		expect(await ltc.rpc<string[]>("getrawmempool")).not.toContain(replacement);
 		const rows = await node.app.models.ChainTransfer.findAll({ where: { networkId: NET, txHash: txid } });
 		expect(rows.map(r => r.status)).toEqual(["reverted"]);
 	});
