@@ -4,11 +4,14 @@
  * upper case and `-` as `_` (RPC_URL_ETHEREUM, RPC_URL_ANVIL_LOCAL, ...). The catalogue's public
  * RPC URLs are for payers' wallets and are never called by the watchers.
  */
+import fs from "node:fs";
 import { EnvVars, wholeNumber } from "../env";
 
 export interface WatchersConfig {
 	/** Network slug -> RPC URL (secrets in URLs are never logged: see redactUrl). */
 	rpcUrls: Record<string, string>;
+	/** RPC_COOKIE_FILE_<SLUG>: Bitcoin Core's `.cookie` file, used for the credentials when the URL has none. */
+	rpcCookieFiles: Record<string, string>;
 	/** How long a watcher owns a network without renewing; a standby takes over after it. */
 	leaseMs: number;
 	/** Pause between two polls of the chain head when the watcher is caught up. */
@@ -47,6 +50,7 @@ export function redactUrl(url: string): string {
 
 export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 	const rpcUrls: Record<string, string> = {};
+	const rpcCookieFiles: Record<string, string> = {};
 	const startBlocks: Record<string, number> = {};
 	const requiredConfirmations: Record<string, number> = {};
 	for (const [name, value] of Object.entries(env)) {
@@ -61,6 +65,8 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 			}
 			if (!["http:", "https:", "ws:", "wss:"].includes(parsed.protocol)) throw new Error(`Configuration: ${name} must be an http(s) or ws(s) URL`);
 			rpcUrls[key] = value.trim();
+		} else if (name.startsWith("RPC_COOKIE_FILE_")) {
+			rpcCookieFiles[name.slice("RPC_COOKIE_FILE_".length)] = value.trim();
 		} else if (name.startsWith("WATCHER_START_BLOCK_")) {
 			startBlocks[name.slice("WATCHER_START_BLOCK_".length)] = wholeNumber(env, name, 0, 0, Number.MAX_SAFE_INTEGER);
 		} else if (name.startsWith("REQUIRED_CONFIRMATIONS_")) {
@@ -70,6 +76,7 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 	const leaseMs = wholeNumber(env, "WATCHER_LEASE_MS", 10_000, 1_000, 600_000);
 	return {
 		rpcUrls,
+		rpcCookieFiles,
 		leaseMs,
 		pollMs: wholeNumber(env, "WATCHER_POLL_MS", 1_000, 50, 600_000),
 		maxRange: wholeNumber(env, "WATCHER_MAX_RANGE", 500, 1, 10_000),
@@ -83,7 +90,21 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 	};
 }
 
-/** The RPC URL configured for a network, if any. */
+/**
+ * The RPC URL configured for a network, if any. With RPC_COOKIE_FILE_<SLUG> and no credentials in
+ * the URL, the credentials come from the node's cookie file (`__cookie__:<password>`), read now:
+ * the cookie changes when the node restarts, and so must be read again (restart the watcher).
+ */
 export function rpcUrlFor(config: WatchersConfig, slug: string): string | null {
-	return config.rpcUrls[envSlug(slug)] ?? null;
+	const url = config.rpcUrls[envSlug(slug)] ?? null;
+	const cookieFile = config.rpcCookieFiles?.[envSlug(slug)];
+	if (!url || !cookieFile) return url;
+	const u = new URL(url);
+	if (u.username || u.password) return url;
+	const cookie = fs.readFileSync(cookieFile, "utf8").trim();
+	const colon = cookie.indexOf(":");
+	if (colon < 1) throw new Error(`Configuration: RPC_COOKIE_FILE_${envSlug(slug)} is not a "user:password" cookie file`);
+	u.username = encodeURIComponent(cookie.slice(0, colon));
+	u.password = encodeURIComponent(cookie.slice(colon + 1));
+	return u.toString();
 }
