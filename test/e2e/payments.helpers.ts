@@ -41,6 +41,14 @@ export async function createMerchant(node: TestNode): Promise<Merchant> {
 	return { ...user, sandboxKey: await keyFor(user.sandbox.id), liveKey: await keyFor(user.live.id) };
 }
 
+/** A signed-up merchant and an API key of their sandbox organization (delivering webhooks to `webhookUrl`, if given). */
+export async function sandboxMerchant(node: TestNode, webhookUrl?: string): Promise<{ user: UserWithToken; key: { key: string; secret: string } }> {
+	const user = await createUserWithToken(node);
+	const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop", ...(webhookUrl ? { webhookUrl } : {}) } });
+	if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${res.text}`);
+	return { user, key: { key: res.body.key, secret: res.body.secret } };
+}
+
 /** Manual USD prices through the admin endpoint (an admin user made for the purpose). */
 export async function setPrices(node: TestNode, prices: Record<string, string>): Promise<void> {
 	const admin = await createUserWithToken(node, { role: "admin" });

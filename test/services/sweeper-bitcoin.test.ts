@@ -8,8 +8,8 @@ import { money } from "../../lib/money";
 import { startLitecoind, type Litecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";
 import { TestNode } from "../helpers/harness";
-import { createUserWithToken, UserWithToken } from "../helpers/users";
-import { openCheckout, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import type { UserWithToken } from "../helpers/users";
+import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("litecoin-regtest");
 const LTC = tokenIdFor("litecoin-regtest", "LTC");
@@ -28,9 +28,7 @@ describe("UTXO sweeper on a real litecoind -regtest", () => {
 			services: [...PAYMENTS_SERVICES, "watcher-bitcoin", "withdrawals", "sweeper-bitcoin"],
 			env: { RPC_URL_LITECOIN_REGTEST: ltc.rpcUrl, WATCHER_POLL_MS: "50", SWEEP_POLL_MS: "200", SWEEP_LEASE_MS: "2000" },
 		});
-		user = await createUserWithToken(node);
-		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
-		key = { key: res.body.key, secret: res.body.secret };
+		({ user, key } = await sandboxMerchant(node));
 	}, 120_000);
 
 	afterAll(async () => {

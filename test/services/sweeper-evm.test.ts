@@ -13,7 +13,7 @@ import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { startNode, TestNode } from "../helpers/harness";
 import { until } from "../helpers/until";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
-import { createMerchant, IDS, openCheckout, setPrices, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { createMerchant, IDS, openCheckout, sandboxMerchant, setPrices, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -58,9 +58,7 @@ describe("EVM sweeper on a real anvil node", () => {
 			// A batch waits for 20 deposits, or this long.
 			SWEEP_MAX_AGE_MINUTES: "60",
 		});
-		user = await createUserWithToken(node);
-		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
-		key = { key: res.body.key, secret: res.body.secret };
+		({ user, key } = await sandboxMerchant(node));
 		const saved = await node.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { evm: destination }, strategy: 1 } });
 		expect(saved.status).toBe(200);
 	}, 120_000);
@@ -158,9 +156,7 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		token = await deployTestUsdc(anvil, [1]);
 		await anvil.setAutomine(true);
 		node = await startSweeperNode(anvil, { TEST_USDC_ADDRESS: await token.getAddress(), EIP7702_ANVIL_LOCAL: "false", SWEEP_STUCK_MS: "1000" });
-		user = await createUserWithToken(node);
-		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
-		key = { key: res.body.key, secret: res.body.secret };
+		({ user, key } = await sandboxMerchant(node));
 		expect((await node.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { evm: destination } } })).status).toBe(200);
 	}, 120_000);
 

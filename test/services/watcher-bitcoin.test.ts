@@ -9,8 +9,7 @@ import { startLitecoind, type Litecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
-import { createUserWithToken } from "../helpers/users";
-import { openCheckout, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("litecoin-regtest");
 const LTC = tokenIdFor("litecoin-regtest", "LTC");
@@ -35,10 +34,7 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 				WEBHOOK_POLL_MS: "50",
 			},
 		});
-		const user = await createUserWithToken(node);
-		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop", webhookUrl: receiver.url } });
-		expect(res.status).toBe(201);
-		key = { key: res.body.key, secret: res.body.secret };
+		({ key } = await sandboxMerchant(node, receiver.url));
 	}, 120_000);
 
 	afterAll(async () => {

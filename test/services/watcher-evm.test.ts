@@ -13,8 +13,7 @@ import { until } from "../helpers/until";
 import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
-import { createUserWithToken } from "../helpers/users";
-import { openCheckout, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -48,10 +47,7 @@ describe("EVM watcher on a real anvil node", () => {
 				WEBHOOK_POLL_MS: "50",
 			},
 		});
-		const user = await createUserWithToken(node);
-		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop", webhookUrl: receiver.url } });
-		expect(res.status).toBe(201);
-		key = { key: res.body.key, secret: res.body.secret };
+		({ key } = await sandboxMerchant(node, receiver.url));
 	}, 120_000);
 
 	afterAll(async () => {
@@ -235,9 +231,7 @@ describe("EVM watcher behind a provider that refuses wide ranges and goes down",
 
 	it("splits refused ranges, survives the node going down and the watcher restarting, and misses nothing", async () => {
 		node = await start();
-		const user = await createUserWithToken(node);
-		const res = await node.http("POST", `/organizations/${user.sandbox.id}/api-keys`, { token: user.token, body: { name: "shop" } });
-		key = { key: res.body.key, secret: res.body.secret };
+		({ key } = await sandboxMerchant(node));
 		const open = () => openCheckout(node, key, { amount: "1", currency: "usdc", tokenId: USDC, networkId: NET });
 		const payer = token.connect(anvil.accounts[1]) as Contract;
 		const targets: Array<{ txId: string; address: string }> = [];
