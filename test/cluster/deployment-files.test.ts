@@ -1,25 +1,40 @@
 /**
- * The deployment files (Dockerfile, docker-compose.yml, k8s/) parse, agree with the code (service
- * names, configuration contract, transporter URL), and their health checks really work against a
- * running node. Docker and Kubernetes are not available here: this is what can be checked without them.
+ * The deployment files (Dockerfile, docker-compose.yml, k8s/) parse, pass the Kubernetes API
+ * schemas, agree with the code (service names, configuration contract, transporter URL, the health
+ * port) and with each other (HPA targets, PDB selectors, referenced ConfigMaps, Secrets and
+ * volumes), and compose's health check command exits as Docker needs it to. Docker and Kubernetes
+ * are not available here: this is what can be checked without them.
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseAllDocuments, parse } from "yaml";
 import { loadConfig, Env } from "../../lib/config";
 import { availableServices } from "../../lib/node";
 import { KafkaJsTransporter } from "../../lib/kafkajs-transporter";
-import { transporterOption } from "../../moleculer.config";
-import { startNode, TestNode } from "../helpers/harness";
-import { DEPLOYED_CORE_SERVICES, freePort, uniqueId } from "./cluster.helpers";
+import { CATALOGUE } from "../../lib/networks/catalogue";
+import { envSlug } from "../../lib/watchers/config";
+import { brokerOptions, transporterOption } from "../../moleculer.config";
+import { DEPLOYED_CORE_SERVICES, freePort } from "./cluster.helpers";
 
 const ROOT = path.resolve(__dirname, "../..");
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
 
 type Doc = Record<string, any>;
 const SAMPLE_SECRET = "s".repeat(64);
+const SAMPLE_SWEEPER_KEY = "ab".repeat(32);
+/** The health server's port (CONTRACT: HEALTH_PORT, default 3031) and the compose check of it. */
+const HEALTH_PORT = 3031;
+const COMPOSE_READY_CHECK = "fetch('http://127.0.0.1:3031/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
+/** The node groups that run watchers or sweepers, and their SERVICES (CONTRACT "Node groups"). */
+const CHAIN_GROUPS: Record<string, string[]> = {
+	"watcher-evm": ["watcher-evm"],
+	"watcher-bitcoin": ["watcher-bitcoin"],
+	sweeper: ["sweeper-evm", "sweeper-bitcoin"],
+};
 
 function k8sDocs(): Array<{ file: string; doc: Doc }> {
 	const out: Array<{ file: string; doc: Doc }> = [];
@@ -33,6 +48,17 @@ function k8sDocs(): Array<{ file: string; doc: Doc }> {
 	return out;
 }
 
+/** Each object's schema error (null: valid), from kubernetes-models run by test/helpers/k8s-validate.mjs. */
+function validateK8s(objects: Doc[]): Promise<Array<string | null>> {
+	return new Promise((resolve, reject) => {
+		const child = execFile(process.execPath, [path.join(ROOT, "test/helpers/k8s-validate.mjs")], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) => {
+			if (err) reject(new Error(`k8s-validate.mjs failed: ${stderr || err.message}`));
+			else resolve(JSON.parse(stdout) as Array<string | null>);
+		});
+		child.stdin!.end(JSON.stringify(objects));
+	});
+}
+
 /** Compose's `${VAR}`, `${VAR:-default}` and `${VAR:?message}` with the given values; `$$` is a literal `$`. */
 function interpolate(value: string, vars: Env): string {
 	return value
@@ -44,6 +70,15 @@ function interpolate(value: string, vars: Env): string {
 		})
 		.replace(/\$\$/g, "$");
 }
+
+/** KEY=VALUE lines of an env file; `commented` reads the `# KEY=VALUE` examples instead. */
+function envFile(file: string, commented = false): Env {
+	const line = commented ? /^# ([A-Z0-9_]+)=(.*)$/ : /^([A-Z0-9_]+)=(.*)$/;
+	return Object.fromEntries(read(file).split("\n").flatMap(l => (line.exec(l) ? [line.exec(l)!.slice(1, 3)] : []))) as Env;
+}
+
+/** The catalogue network whose RPC_URL_<SLUG> variable this is, if any. */
+const networkOfRpcVariable = (name: string) => CATALOGUE.find(n => `RPC_URL_${envSlug(n.slug)}` === name);
 
 function runNode(script: string): Promise<number> {
 	return new Promise(resolve => {
@@ -63,31 +98,66 @@ describe("Dockerfile", () => {
 		expect(fs.existsSync(path.join(ROOT, "lib/start.ts"))).toBe(true);
 	});
 
-	it("keeps secrets, local state and the git history out of the build context", () => {
+	it("keeps secrets, local state and the git history out of the build context and the repository", () => {
 		const ignored = read(".dockerignore").split("\n").map(l => l.trim());
-		for (const entry of [".git", "node_modules", "dist", "data", ".env", ".env.*", "compose.env"]) expect(ignored).toContain(entry);
+		for (const entry of [".git", "node_modules", "dist", "data", ".env", ".env.*", "compose.env", "chains.env"]) expect(ignored).toContain(entry);
+		const gitIgnored = read(".gitignore").split("\n").map(l => l.trim());
+		for (const entry of ["compose.env", "chains.env"]) expect(gitIgnored).toContain(entry);
 	});
 });
 
 describe("docker-compose.yml", () => {
 	const compose = parse(read("docker-compose.yml"), { merge: true }) as Doc;
-	const example = Object.fromEntries(
-		read("compose.env.example")
-			.split("\n")
-			.filter(l => /^[A-Z0-9_]+=/.test(l))
-			.map(l => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-	) as Env;
-	const filled: Env = { ...example, MYSQL_PASSWORD: "db-pass", MYSQL_ROOT_PASSWORD: "root-pass", AUTH_JWT_SECRET: SAMPLE_SECRET, AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`, MASTER_KEY: `m${SAMPLE_SECRET}` };
+	const example = envFile("compose.env.example");
+	const filled: Env = {
+		...example,
+		MYSQL_PASSWORD: "db-pass",
+		MYSQL_ROOT_PASSWORD: "root-pass",
+		AUTH_JWT_SECRET: SAMPLE_SECRET,
+		AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`,
+		MASTER_KEY: `m${SAMPLE_SECRET}`,
+		SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY,
+	};
+	const gatewayNodes = ["api", "core", ...Object.keys(CHAIN_GROUPS)];
+	const environmentOf = (name: string) =>
+		Object.fromEntries(Object.entries(compose.services[name].environment as Record<string, string>).map(([k, v]) => [k, interpolate(String(v), filled)])) as Env;
 
-	it("has MySQL, Redis, Kafka and the two gateway nodes, each with a health check", () => {
-		expect(Object.keys(compose.services).sort()).toEqual(["api", "core", "kafka", "mysql", "redis"]);
+	it("has MySQL, Redis, Kafka, the api and core nodes, the watchers and the sweeper, each with a health check", () => {
+		expect(Object.keys(compose.services).sort()).toEqual(["api", "core", "kafka", "mysql", "redis", "sweeper", "watcher-bitcoin", "watcher-evm"]);
 		for (const [name, svc] of Object.entries<Doc>(compose.services)) expect([name, Array.isArray(svc.healthcheck?.test)]).toEqual([name, true]);
 	});
 
-	it("starts the gateway nodes only once their dependencies are healthy", () => {
-		for (const name of ["api", "core"]) {
+	it("checks every gateway node through /readyz on its health port", () => {
+		for (const name of gatewayNodes) {
+			const svc = compose.services[name];
+			expect([name, svc.image]).toEqual([name, "cryptopay-gateway:local"]);
+			expect([name, svc.healthcheck.test]).toEqual([name, ["CMD", "node", "-e", COMPOSE_READY_CHECK]]);
+			// The port the check calls is the one the node listens on.
+			expect([name, environmentOf(name).HEALTH_PORT]).toEqual([name, String(HEALTH_PORT)]);
+		}
+	});
+
+	it("runs each watcher type and the sweepers with the services of their group", () => {
+		for (const [name, services] of Object.entries(CHAIN_GROUPS)) {
+			expect([name, environmentOf(name).SERVICES!.split(",")]).toEqual([name, services]);
+			for (const s of services) expect(availableServices()).toHaveProperty(s);
+			// Per-network settings (RPC URLs: credentials) reach only these containers, when the file exists.
+			expect(compose.services[name].env_file).toEqual([{ path: "chains.env", required: false }]);
+		}
+		for (const name of ["api", "core"]) expect([name, compose.services[name].env_file]).toEqual([name, undefined]);
+		for (const name of Object.keys(compose.services)) {
+			if (name !== "sweeper") expect([name, "SWEEPER_PRIVATE_KEY" in (compose.services[name].environment ?? {})]).toEqual([name, false]);
+		}
+		// The sweeper derives deposit keys from the seed the core node sealed in DATA_DIR; it only reads it.
+		expect(compose.services.core.volumes).toContain("gateway-data:/data");
+		expect(compose.services.sweeper.volumes).toEqual(["gateway-data:/data:ro"]);
+	});
+
+	it("starts the nodes only once their dependencies are healthy; the chain nodes after the core node", () => {
+		for (const name of gatewayNodes) {
 			const deps = compose.services[name].depends_on as Record<string, { condition: string }>;
-			expect(Object.keys(deps).sort()).toEqual(["kafka", "mysql", "redis"]);
+			const expected = name in CHAIN_GROUPS ? ["core", "kafka", "mysql", "redis"] : ["kafka", "mysql", "redis"];
+			expect([name, Object.keys(deps).sort()]).toEqual([name, expected]);
 			for (const dep of Object.values(deps)) expect(dep.condition).toBe("service_healthy");
 		}
 	});
@@ -96,27 +166,41 @@ describe("docker-compose.yml", () => {
 		const text = read("docker-compose.yml");
 		const used = new Set([...text.matchAll(/\$\{([A-Z0-9_]+)/g)].map(m => m[1]));
 		for (const name of used) expect([name, name in example]).toEqual([name, true]);
-		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY"]) {
+		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY"]) {
 			expect(text).toContain(`\${${secret}:?`);
 			expect(example[secret]).toBe(""); // no default secret ships
 		}
 	});
 
+	it("chains.env.example only shows RPC variables of networks the catalogue has, and sets nothing by default", () => {
+		expect(envFile("chains.env.example")).toEqual({});
+		const examples = envFile("chains.env.example", true);
+		const rpc = Object.keys(examples).filter(k => k.startsWith("RPC_URL_"));
+		expect(rpc.length).toBeGreaterThanOrEqual(2);
+		for (const name of rpc) expect([name, networkOfRpcVariable(name)?.slug]).toEqual([name, expect.any(String)]);
+		// Uncommented, they are a watcher configuration the code accepts.
+		const rpcOnly = Object.fromEntries(rpc.map(k => [k, examples[k]])) as Env;
+		const secrets = { AUTH_JWT_SECRET: SAMPLE_SECRET, AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`, MASTER_KEY: `m${SAMPLE_SECRET}` };
+		expect(Object.keys(loadConfig({ ...rpcOnly, ...secrets }).watchers.rpcUrls).sort()).toEqual(rpc.map(k => k.slice("RPC_URL_".length)).sort());
+	});
+
 	it("gives the nodes a configuration the code accepts: Kafka transporter, MySQL, Redis, production secrets", () => {
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-compose-"));
 		try {
-			for (const [name, services] of [["api", ["api"]], ["core", DEPLOYED_CORE_SERVICES]] as const) {
-				const raw = compose.services[name].environment as Record<string, string>;
-				const env = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, interpolate(String(v), filled)])) as Env;
+			const groups: Array<[string, string[]]> = [["api", ["api"]], ["core", DEPLOYED_CORE_SERVICES], ...Object.entries(CHAIN_GROUPS)];
+			for (const [name, services] of groups) {
+				const env = environmentOf(name);
 				const config = loadConfig({ ...env, DATA_DIR: dataDir });
-				expect(config).toMatchObject({ env: "production", transporter: "kafka://kafka:9092", services: [...services], cacher: "redis" });
+				expect(config).toMatchObject({ env: "production", transporter: "kafka://kafka:9092", services: [...services], cacher: "redis", metrics: true });
 				expect(config.databaseUrl).toBe("mysql://cryptopay:db-pass@mysql:3306/cryptopay");
 				expect(transporterOption(config, env)).toBeInstanceOf(KafkaJsTransporter);
 				for (const s of config.services!) expect(availableServices()).toHaveProperty(s);
 			}
+			expect(loadConfig({ ...environmentOf("sweeper"), DATA_DIR: dataDir }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
 			expect(compose.services.api.ports).toEqual(["3000:3000"]);
 			// Without the secrets compose refuses to start (`:?`).
 			expect(() => interpolate(String(compose.services.api.environment.MASTER_KEY), {})).toThrow(/MASTER_KEY is required/);
+			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY), {})).toThrow(/SWEEPER_PRIVATE_KEY is required/);
 		} finally {
 			fs.rmSync(dataDir, { recursive: true, force: true });
 		}
@@ -126,9 +210,13 @@ describe("docker-compose.yml", () => {
 describe("k8s manifests", () => {
 	const docs = k8sDocs();
 	const byKind = (kind: string) => docs.filter(d => d.doc.kind === kind).map(d => d.doc);
+	const named = (kind: string, name: string) => byKind(kind).find(d => d.metadata.name === name)!;
+	const containerOf = (d: Doc) => d.spec.template.spec.containers[0] as Doc;
+	const envOf = (d: Doc, name: string) => (containerOf(d).env as Doc[]).find(e => e.name === name)?.value as string | undefined;
+	const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 	it("parse, and every object names itself and lives in the cryptopay namespace", () => {
-		expect(docs.length).toBeGreaterThanOrEqual(10);
+		expect(docs.length).toBeGreaterThanOrEqual(20);
 		for (const { file, doc } of docs) {
 			if (doc.kind === "Kustomization") continue;
 			expect([file, typeof doc.apiVersion, typeof doc.metadata?.name]).toEqual([file, "string", "string"]);
@@ -137,23 +225,56 @@ describe("k8s manifests", () => {
 		expect(byKind("Namespace").map(n => n.metadata.name)).toEqual(["cryptopay"]);
 	});
 
-	it("kustomization lists files that exist", () => {
-		const [k] = byKind("Kustomization");
-		for (const r of k.resources as string[]) expect([r, fs.existsSync(path.join(ROOT, "k8s", r))]).toEqual([r, true]);
+	it("every object passes the Kubernetes API schema of its apiVersion and kind (kubernetes-models)", async () => {
+		const objects = docs.filter(d => d.doc.kind !== "Kustomization");
+		const errors = await validateK8s(objects.map(d => d.doc));
+		expect(objects.map((d, i) => [d.file, d.doc.kind, d.doc.metadata.name, errors[i]])).toEqual(objects.map(d => [d.file, d.doc.kind, d.doc.metadata.name, null]));
+		const kinds = objects.map(d => `${d.doc.apiVersion} ${d.doc.kind}`);
+		for (const [kind, count] of [["apps/v1 Deployment", 5], ["autoscaling/v2 HorizontalPodAutoscaler", 3], ["policy/v1 PodDisruptionBudget", 5], ["v1 Secret", 3]] as const) {
+			expect([kind, kinds.filter(k => k === kind).length]).toEqual([kind, count]);
+		}
 	});
 
-	it("runs the api and core groups with probes, limits, a locked-down container and known services", () => {
+	it("the schema validation refuses broken manifests (a string port, a missing selector, wrong types, an unknown kind)", async () => {
+		const deployment = named("Deployment", "watcher-evm");
+		const stringPort = clone(deployment);
+		containerOf(stringPort).ports[0].containerPort = "3031";
+		const noSelector = clone(deployment);
+		delete noSelector.spec.selector;
+		const stringProbePort = clone(deployment);
+		containerOf(stringProbePort).readinessProbe.httpGet = { path: "/readyz" };
+		const hpa = clone(named("HorizontalPodAutoscaler", "watcher-evm"));
+		hpa.spec.maxReplicas = "4";
+		const pdb = clone(named("PodDisruptionBudget", "watcher-evm"));
+		pdb.spec.selector = { matchLabels: { "app.kubernetes.io/component": 1 } };
+		const typo = { ...clone(deployment), kind: "Deploymnet" };
+		const errors = await validateK8s([deployment, stringPort, noSelector, stringProbePort, hpa, pdb, typo]);
+		expect(errors[0]).toBeNull();
+		expect(errors[1]).toMatch(/containers\/0\/ports\/0\/containerPort must be integer/);
+		expect(errors[2]).toMatch(/data\/spec must have required property selector$/);
+		expect(errors[3]).toMatch(/readinessProbe\/httpGet must have required property port$/);
+		expect(errors[4]).toMatch(/spec\/maxReplicas must be integer/);
+		expect(errors[5]).toMatch(/matchLabels\/app\.kubernetes\.io~1component must be string/);
+		expect(errors[6]).toMatch(/no Kubernetes schema for apiVersion "apps\/v1", kind "Deploymnet"/);
+	});
+
+	it("kustomization lists exactly the resource files of k8s/, each existing", () => {
+		const [k] = byKind("Kustomization");
+		expect(k.namespace).toBe("cryptopay");
+		const resources = fs.readdirSync(path.join(ROOT, "k8s")).filter(f => /\.ya?ml$/.test(f) && f !== "kustomization.yaml");
+		expect([...(k.resources as string[])].sort()).toEqual(resources.sort());
+	});
+
+	it("runs the api, core, watcher and sweeper groups with limits, a locked-down container and known services", () => {
 		const deployments = byKind("Deployment");
-		expect(deployments.map(d => d.metadata.name).sort()).toEqual(["api", "core"]);
+		expect(deployments.map(d => d.metadata.name).sort()).toEqual(["api", "core", "sweeper", "watcher-bitcoin", "watcher-evm"]);
 		const configMaps = new Set(byKind("ConfigMap").map(c => c.metadata.name));
 		const secrets = new Set(byKind("Secret").map(s => s.metadata.name));
 		for (const d of deployments) {
 			expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
-			const [c] = d.spec.template.spec.containers as Doc[];
-			const services = (c.env as Doc[]).find(e => e.name === "SERVICES")!.value.split(",");
-			for (const s of services) expect(availableServices()).toHaveProperty(s);
-			expect(c.readinessProbe).toBeDefined();
-			expect(c.livenessProbe).toBeDefined();
+			const c = containerOf(d);
+			for (const s of envOf(d, "SERVICES")!.split(",")) expect(availableServices()).toHaveProperty(s);
+			expect((c.env as Doc[]).find(e => e.name === "NODE_ID")!.valueFrom).toEqual({ fieldRef: { fieldPath: "metadata.name" } });
 			expect(c.resources.requests).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
 			expect(c.resources.limits).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
 			expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
@@ -163,27 +284,94 @@ describe("k8s manifests", () => {
 				if (ref.secretRef) expect(secrets.has(ref.secretRef.name)).toBe(true);
 			}
 		}
-		const api = deployments.find(d => d.metadata.name === "api")!;
-		expect(api.spec.template.spec.containers[0].readinessProbe.httpGet).toMatchObject({ path: "/api/v1/", port: "http" });
-		expect((api.spec.template.spec.containers[0].env as Doc[]).find(e => e.name === "SERVICES")!.value).toBe("api");
-		const core = deployments.find(d => d.metadata.name === "core")!;
-		expect((core.spec.template.spec.containers[0].env as Doc[]).find(e => e.name === "SERVICES")!.value.split(",")).toEqual(DEPLOYED_CORE_SERVICES);
+		expect(envOf(named("Deployment", "api"), "SERVICES")).toBe("api");
+		expect(envOf(named("Deployment", "core"), "SERVICES")!.split(",")).toEqual(DEPLOYED_CORE_SERVICES);
+		for (const [name, services] of Object.entries(CHAIN_GROUPS)) expect([name, envOf(named("Deployment", name), "SERVICES")!.split(",")]).toEqual([name, services]);
 		const [service] = byKind("Service");
-		expect(service.spec.selector).toEqual(api.spec.selector.matchLabels);
+		expect(service.spec.selector).toEqual(named("Deployment", "api").spec.selector.matchLabels);
 	});
 
-	it("has an autoscaling/v2 HPA template for the watcher-evm group", () => {
-		const [hpa] = byKind("HorizontalPodAutoscaler");
-		const file = docs.find(d => d.doc === hpa)!.file;
-		expect(hpa.apiVersion).toBe(`autoscaling/v2`);
-		expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: "watcher-evm" });
-		expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
-		expect(file).toBe("hpa-watcher-evm.yaml");
-	});
-
-	it("ConfigMap + Secret make a configuration the code accepts once the placeholders are replaced, and not before", () => {
+	it("probes every node on the port named health: /healthz for start-up and liveness, /readyz for readiness", () => {
 		const [cm] = byKind("ConfigMap");
-		const [secret] = byKind("Secret");
+		expect(cm.data.HEALTH_PORT).toBe(String(HEALTH_PORT));
+		for (const d of byKind("Deployment")) {
+			const c = containerOf(d);
+			const name = d.metadata.name;
+			const ports = Object.fromEntries((c.ports as Doc[]).map(p => [p.name, p.containerPort]));
+			expect([name, ports.health, ports.metrics]).toEqual([name, HEALTH_PORT, Number(cm.data.METRICS_PORT)]);
+			for (const probe of ["startupProbe", "livenessProbe"]) expect([name, probe, c[probe].httpGet]).toEqual([name, probe, { path: "/healthz", port: "health" }]);
+			expect([name, c.readinessProbe.httpGet]).toEqual([name, { path: "/readyz", port: "health" }]);
+			for (const probe of ["startupProbe", "livenessProbe", "readinessProbe"]) expect([name, probe, c[probe].exec]).toEqual([name, probe, undefined]);
+			// Prometheus scrapes the metrics port.
+			expect([name, d.spec.template.metadata.annotations]).toEqual([name, { "prometheus.io/scrape": "true", "prometheus.io/port": String(ports.metrics) }]);
+		}
+	});
+
+	it("gives the chain pods their RPC URLs, the sweeper its wallet and seed, and the other pods neither", () => {
+		const secretRefs = (name: string) => (containerOf(named("Deployment", name)).envFrom as Doc[]).flatMap(r => (r.secretRef ? [r.secretRef.name] : []));
+		expect(secretRefs("api")).toEqual(["gateway-secrets"]);
+		expect(secretRefs("core")).toEqual(["gateway-secrets"]);
+		expect(secretRefs("watcher-evm")).toEqual(["gateway-secrets", "gateway-rpc"]);
+		expect(secretRefs("watcher-bitcoin")).toEqual(["gateway-secrets", "gateway-rpc"]);
+		expect(secretRefs("sweeper")).toEqual(["gateway-secrets", "gateway-rpc", "gateway-sweeper"]);
+		// The seed the core pods sealed into DATA_DIR, read-only for the sweepers.
+		const sweeper = named("Deployment", "sweeper");
+		const data = (sweeper.spec.template.spec.volumes as Doc[]).find(v => v.name === "data")!;
+		expect(data.persistentVolumeClaim).toEqual({ claimName: "gateway-data", readOnly: true });
+		expect((containerOf(sweeper).volumeMounts as Doc[]).find(m => m.name === "data")).toEqual({ name: "data", mountPath: "/data", readOnly: true });
+		expect((named("Deployment", "core").spec.template.spec.volumes as Doc[]).find(v => v.name === "data")!.persistentVolumeClaim.claimName).toBe("gateway-data");
+		expect(named("PersistentVolumeClaim", "gateway-data").spec.accessModes).toEqual(["ReadWriteMany"]);
+	});
+
+	it("gives every pod the time its graceful stop needs; a chain pod's includes a step at its RPC timeout", () => {
+		const config = loadConfig({ AUTH_JWT_SECRET: SAMPLE_SECRET, AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`, MASTER_KEY: `m${SAMPLE_SECRET}` });
+		// broker.stop() first waits for the requests in flight ...
+		const shutdownMs = (brokerOptions(config, {}).tracking as { shutdownTimeout: number }).shutdownTimeout;
+		for (const d of byKind("Deployment")) {
+			const name = d.metadata.name;
+			const graceMs = (d.spec.template.spec.terminationGracePeriodSeconds as number) * 1000;
+			// ... then a watcher or sweeper waits for its step, whose RPC call may be at its timeout, and releases its leases.
+			const needed = name in CHAIN_GROUPS ? shutdownMs + config.watchers.rpcTimeoutMs : shutdownMs;
+			expect([name, graceMs > needed]).toEqual([name, true]);
+		}
+	});
+
+	it("scales the watcher and sweeper Deployments with autoscaling/v2 HPAs that target them", () => {
+		const hpas = byKind("HorizontalPodAutoscaler");
+		expect(hpas.map(h => h.spec.scaleTargetRef.name).sort()).toEqual(Object.keys(CHAIN_GROUPS).sort());
+		for (const hpa of hpas) {
+			const name = hpa.metadata.name;
+			expect([name, hpa.apiVersion, hpa.spec.scaleTargetRef]).toEqual([name, "autoscaling/v2", { apiVersion: "apps/v1", kind: "Deployment", name }]);
+			const target = named("Deployment", name);
+			expect([name, target?.metadata.name]).toEqual([name, name]);
+			// The HPA owns the replica count: a `replicas` in the Deployment would reset it on every apply.
+			expect([name, target.spec.replicas]).toEqual([name, undefined]);
+			expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(1);
+			expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+			// CPU utilization is measured against the container's request.
+			for (const m of hpa.spec.metrics as Doc[]) expect(containerOf(target).resources.requests[m.resource.name]).toEqual(expect.any(String));
+		}
+		// Watchers keep a standby for failover.
+		for (const name of ["watcher-evm", "watcher-bitcoin"]) expect(named("HorizontalPodAutoscaler", name).spec.minReplicas).toBeGreaterThanOrEqual(2);
+	});
+
+	it("protects every Deployment with a PodDisruptionBudget whose selector matches its pods, and only them", () => {
+		const deployments = byKind("Deployment");
+		const pdbs = byKind("PodDisruptionBudget");
+		expect(pdbs.map(p => p.metadata.name).sort()).toEqual(deployments.map(d => d.metadata.name).sort());
+		const selects = (pdb: Doc, d: Doc) => Object.entries(pdb.spec.selector.matchLabels as Record<string, string>).every(([k, v]) => d.spec.template.metadata.labels[k] === v);
+		for (const pdb of pdbs) {
+			const name = pdb.metadata.name;
+			expect([name, deployments.filter(d => selects(pdb, d)).map(d => d.metadata.name)]).toEqual([name, [name]]);
+			// Drains take one pod at a time (minAvailable 1 on the two-replica groups, maxUnavailable 1 under an HPA).
+			expect([name, pdb.spec.maxUnavailable ?? pdb.spec.minAvailable]).toEqual([name, 1]);
+		}
+	});
+
+	it("ConfigMap + Secrets make a configuration the code accepts once the placeholders are replaced, and not before", () => {
+		const [cm] = byKind("ConfigMap");
+		const secret = named("Secret", "gateway-secrets");
+		const sweeper = named("Secret", "gateway-sweeper");
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-k8s-"));
 		try {
 			const base: Env = { ...cm.data, ...secret.stringData, DATA_DIR: dataDir, SERVICES: "api" };
@@ -193,65 +381,52 @@ describe("k8s manifests", () => {
 			const config = loadConfig(env);
 			expect(config).toMatchObject({ env: "production", trustProxy: true, metrics: true, cacher: "redis" });
 			expect(transporterOption(config, env)).toBeInstanceOf(KafkaJsTransporter);
+			// The sweeper pods: the wallet key's placeholder is refused too.
+			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
+			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
+			expect(Number(cm.data.WATCHER_READY_MAX_LAG)).toBeGreaterThan(0);
+			expect(Number.isInteger(Number(cm.data.WATCHER_READY_MAX_LAG))).toBe(true);
 		} finally {
 			fs.rmSync(dataDir, { recursive: true, force: true });
 		}
 	});
+
+	it("the RPC Secret ships no URL, only commented examples of networks the catalogue has", () => {
+		expect(named("Secret", "gateway-rpc").stringData ?? {}).toEqual({});
+		const examples = [...read("k8s/secret.yaml").matchAll(/^ {2}# (RPC_URL_[A-Z0-9_]+): /gm)].map(m => m[1]);
+		expect(examples.length).toBeGreaterThanOrEqual(2);
+		for (const name of examples) expect([name, networkOfRpcVariable(name)?.slug]).toEqual([name, expect.any(String)]);
+	});
 });
 
-describe("health checks against a running node", () => {
-	let api: TestNode;
-	let core: TestNode;
-	let metricsPort: number;
+describe("the compose health check", () => {
+	let server: http.Server;
+	let port: number;
+	let status = 200;
 
 	beforeAll(async () => {
-		metricsPort = await freePort();
-		const ns = uniqueId("hc");
-		api = await startNode({ services: ["api"], env: { TRANSPORTER: "nats://127.0.0.1:4222", NAMESPACE: ns } });
-		core = await startNode({
-			services: ["mail"],
-			shareWith: api,
-			env: { TRANSPORTER: "nats://127.0.0.1:4222", NAMESPACE: ns, METRICS: "true", METRICS_PORT: String(metricsPort) },
+		// Answers like the health server's /readyz (CONTRACT.md): 200 ready, 503 not ready.
+		server = http.createServer((req, res) => {
+			res.writeHead(req.url === "/readyz" ? status : 404, { "content-type": "application/json" });
+			res.end(JSON.stringify({ status: status === 200 ? "ready" : "not_ready" }));
 		});
-	}, 30_000);
-	afterAll(async () => {
-		await core?.stop();
-		await api?.stop();
+		await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+		port = (server.address() as AddressInfo).port;
 	});
+	afterAll(() => new Promise<void>(resolve => server.close(() => resolve())));
 
-	const composeCheck = (service: string) => {
+	const check = (target: number) => {
 		const compose = parse(read("docker-compose.yml"), { merge: true }) as Doc;
-		const test = compose.services[service].healthcheck.test as string[];
-		expect(test.slice(0, 3)).toEqual(["CMD", "node", "-e"]);
-		return interpolate(test[3], {});
-	};
-	const k8sProbe = (deployment: string, probe: string) => {
-		const d = k8sDocs().find(x => x.doc.kind === "Deployment" && x.doc.metadata.name === deployment)!.doc;
-		const cmd = d.spec.template.spec.containers[0][probe].exec.command as string[];
-		expect(cmd.slice(0, 2)).toEqual(["node", "-e"]);
-		return cmd[2];
+		const script = interpolate((compose.services.core.healthcheck.test as string[])[3], {});
+		expect(script).toContain(`127.0.0.1:${HEALTH_PORT}/readyz`);
+		return runNode(script.replace(`127.0.0.1:${HEALTH_PORT}`, `127.0.0.1:${target}`));
 	};
 
-	it("the api node's check passes on a live gateway and fails where nothing answers", async () => {
-		const port = new URL(api.baseUrl).port;
-		const script = composeCheck("api");
-		expect(await runNode(script.replace("127.0.0.1:3000", `127.0.0.1:${port}`))).toBe(0);
-		expect(await runNode(script.replace("127.0.0.1:3000", `127.0.0.1:${await freePort()}`))).not.toBe(0);
-	});
-
-	it("the core node's check (compose and k8s) passes when the transporter is connected, and fails otherwise", async () => {
-		for (const script of [composeCheck("core"), k8sProbe("core", "readinessProbe"), k8sProbe("core", "startupProbe")]) {
-			expect(script).toContain("127.0.0.1:3030/metrics");
-			expect(await runNode(script.replace("127.0.0.1:3030", `127.0.0.1:${metricsPort}`))).toBe(0);
-			expect(await runNode(script.replace("127.0.0.1:3030", `127.0.0.1:${await freePort()}`))).not.toBe(0);
-		}
-		// A node whose transit is not connected reports 0: the check must fail on it.
-		const withoutTransit = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(r => r.text());
-		const disconnected = withoutTransit.replace(/^(moleculer_transit_connected\{[^}]*\}) 1$/m, "$1 0");
-		expect(disconnected).not.toBe(withoutTransit);
-		const [, source, flags] = composeCheck("core").match(/\/(\^moleculer_transit_connected.*)\/([a-z]*)\.test/)!;
-		const re = new RegExp(source, flags);
-		expect(re.test(withoutTransit)).toBe(true);
-		expect(re.test(disconnected)).toBe(false);
+	it("passes while /readyz answers 200, fails on 503 and where nothing listens", async () => {
+		status = 200;
+		expect(await check(port)).toBe(0);
+		status = 503;
+		expect(await check(port)).not.toBe(0);
+		expect(await check(await freePort())).not.toBe(0);
 	});
 });
