@@ -55,6 +55,8 @@ export interface AppConfig {
 	logRequests: boolean;
 	metrics: boolean;
 	tracing: boolean;
+	/** Error tracking with Sentry (lib/error-tracking.ts, docs/error-tracking.md); `dsn` null: off. */
+	errorTracking: ErrorTrackingConfig;
 	cacher: "redis" | "memory";
 	/** Key prefix for Redis keys, so several deployments (or test runs) can share one Redis. */
 	redisPrefix: string;
@@ -63,6 +65,14 @@ export interface AppConfig {
 }
 
 export type Env = Record<string, string | undefined>;
+
+export interface ErrorTrackingConfig {
+	dsn: string | null;
+	/** SENTRY_ENVIRONMENT; default the node's environment (NODE_ENV). */
+	environment: string;
+	/** SENTRY_RELEASE; null: `<package name>@<version>`. */
+	release: string | null;
+}
 
 const DEFAULT_UPLOAD_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain", "text/csv"];
 
@@ -122,6 +132,32 @@ function evmAddress(name: string, value: string | undefined): string | null {
 	if (!v) return null;
 	if (!/^0x[0-9a-fA-F]{40}$/.test(v)) throw new Error(`Configuration: ${name} must be an EVM address (0x and 40 hex digits), got "${value}"`);
 	return v;
+}
+
+/** SENTRY_DSN (`https://<public key>@<host>/<project id>`), SENTRY_ENVIRONMENT, SENTRY_RELEASE. The DSN is never echoed. */
+function errorTrackingFromEnv(env: Env, nodeEnv: AppConfig["env"]): ErrorTrackingConfig {
+	const raw = env.SENTRY_DSN?.trim() || "";
+	let dsn: string | null = null;
+	if (raw) {
+		let url: URL | null = null;
+		try {
+			url = new URL(raw);
+		} catch {
+			url = null;
+		}
+		if (!url || !["http:", "https:"].includes(url.protocol) || !url.username || !/\/[^/]+$/.test(url.pathname)) {
+			throw new Error("Configuration: SENTRY_DSN must be a Sentry DSN, https://<public key>@<host>/<project id>");
+		}
+		dsn = raw;
+	}
+	// Sentry's rules for these names: no whitespace or slashes, bounded length.
+	const environment = env.SENTRY_ENVIRONMENT?.trim() || nodeEnv;
+	if (!/^[^\s/\\]{1,64}$/.test(environment)) throw new Error(`Configuration: SENTRY_ENVIRONMENT must be 1 to 64 characters without spaces or slashes, got "${environment}"`);
+	const release = env.SENTRY_RELEASE?.trim() || null;
+	if (release !== null && (!/^[^\s/\\]{1,200}$/.test(release) || release === "." || release === "..")) {
+		throw new Error(`Configuration: SENTRY_RELEASE must be 1 to 200 characters without spaces or slashes, got "${release}"`);
+	}
+	return { dsn, environment, release };
 }
 
 /** Signing and encryption secrets shorter than this are refused in production. */
@@ -263,6 +299,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		logRequests: bool(env.LOG_REQUESTS, false),
 		metrics: bool(env.METRICS, false),
 		tracing: bool(env.TRACING, false),
+		errorTracking: errorTrackingFromEnv(env, nodeEnv),
 		cacher: redisUrl ? "redis" : "memory",
 		redisPrefix: env.REDIS_PREFIX || "cpg:",
 		testUsdcAddress: evmAddress("TEST_USDC_ADDRESS", env.TEST_USDC_ADDRESS),

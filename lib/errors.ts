@@ -31,6 +31,9 @@ export const STATUS_PHRASES: Record<number, string> = {
 	504: "Gateway Timeout",
 };
 
+/** Moleculer's errors that mean "the service that should answer is not there (now)". */
+export const UNAVAILABLE_ERRORS: ReadonlySet<string> = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError"]);
+
 export function httpError(status: number, message: string, data?: ErrorData): Errors.MoleculerClientError {
 	const type = (STATUS_PHRASES[status] || "Error").toUpperCase().replace(/ /g, "_");
 	return new Errors.MoleculerClientError(message, status, type, data);

@@ -1,16 +1,20 @@
 /** `npm start`: one node with the services of SERVICES (default: all), from the environment. */
 import { loadConfig, readDotEnv } from "./config";
+import { captureError, flushErrorTracking, initErrorTracking, isOutage } from "./error-tracking";
 import { createNode } from "./node";
 
 async function main(): Promise<void> {
 	// `.env` values reach both the app config and the broker options (NAMESPACE, NODE_ID, TCP_*, KAFKA_*).
 	const env = { ...readDotEnv(), ...process.env };
 	const config = loadConfig(env);
+	// Before the node: a failure to start is reported too. Once per process.
+	initErrorTracking(config, { env, processHandlers: true });
 	const broker = await createNode({ config, env });
 	await broker.start();
 	const shutdown = async (signal: string) => {
 		broker.logger.info(`${signal}: stopping`);
 		await broker.stop();
+		await flushErrorTracking();
 		process.exit(0);
 	};
 	process.once("SIGTERM", () => void shutdown("SIGTERM"));
@@ -18,8 +22,11 @@ async function main(): Promise<void> {
 	if (process.argv.includes("--repl")) await broker.repl();
 }
 
-main().catch(err => {
+main().catch(async err => {
 	// Configuration and start-up failures: one clear line, no secrets.
 	console.error(`Failed to start: ${err instanceof Error ? err.message : String(err)}`);
+	// The database or transporter not reachable at start is an outage, not a defect.
+	if (!isOutage(err)) captureError(err, { phase: "start" });
+	await flushErrorTracking();
 	process.exit(1);
 });

@@ -8,6 +8,7 @@
 import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { v5 as uuidv5 } from "uuid";
 import { App, appOf } from "../lib/app";
+import { captureLoopError } from "../lib/error-tracking";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { acquireLease, ensureCursor, Lease, renewLease } from "../lib/watchers/store";
@@ -20,8 +21,11 @@ export interface SweepStepper {
 
 export interface SweeperMixinOptions {
 	chainType: string;
-	/** A runner for one network, or null when the network cannot be swept (a warning says why). */
-	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string): SweepStepper | null;
+	/**
+	 * A runner for one network, or null when the network cannot be swept (a warning says why).
+	 * `onFailure` reports a failed sweep the runner logs and goes past (error tracking).
+	 */
+	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string, onFailure: (err: unknown) => void): SweepStepper | null;
 }
 
 interface SweeperMethods {
@@ -66,7 +70,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				for (const network of networks) {
 					const rpcUrl = rpcUrlFor(app.config.watchers, network.slug);
 					if (!rpcUrl || this.runners.has(network.id)) continue;
-					const runner = opts.createRunner(this, app, network, rpcUrl);
+					const runner = opts.createRunner(this, app, network, rpcUrl, err => captureLoopError(err, { service: this.name, network: network.slug }));
 					if (!runner) continue;
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
@@ -86,6 +90,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 						if (r.lease) await r.runner.step();
 					} catch (err) {
 						this.logger.warn(`Sweeper step failed on ${r.slug}: ${(err as Error).message}`);
+						captureLoopError(err, { service: this.name, network: r.slug });
 					}
 				}
 			},
@@ -103,7 +108,10 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 			const loop = () => {
 				if (this.running) return;
 				this.running = this.tick()
-					.catch(err => this.logger.warn(`Sweeper: ${(err as Error).message}`))
+					.catch(err => {
+						this.logger.warn(`Sweeper: ${(err as Error).message}`);
+						captureLoopError(err, { service: this.name });
+					})
 					.finally(() => {
 						this.running = null;
 					});

@@ -8,6 +8,7 @@
  */
 import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { appOf } from "../lib/app";
+import { captureLoopError } from "../lib/error-tracking";
 import type { ChainSource } from "../lib/chains/source";
 import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort, WatchedNetwork, WatcherLogger, WatcherStatus, watcherOwnerId } from "../lib/watchers/runner";
@@ -99,6 +100,7 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 						logger,
 						now: () => app.clock.now(),
 						owner: this.owner,
+						onFailure: err => captureLoopError(err, { service: this.name, network: network.slug }),
 						onProgress: metrics
 							? p => {
 									metrics.set("watcher.head", p.head, { network: network.slug });
@@ -128,7 +130,10 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 
 		async started(this: WatcherThis) {
 			const refresh = () => {
-				this.refreshing = this.refreshNetworks().catch(err => this.logger.warn(`Watcher ${opts.chainType}: networks could not be read: ${(err as Error).message}`));
+				this.refreshing = this.refreshNetworks().catch(err => {
+					this.logger.warn(`Watcher ${opts.chainType}: networks could not be read: ${(err as Error).message}`);
+					captureLoopError(err, { service: this.name });
+				});
 				return this.refreshing;
 			};
 			await refresh();

@@ -14,7 +14,8 @@ import ApiGateway from "moleculer-web";
 import jwt from "jsonwebtoken";
 import { appOf } from "../lib/app";
 import { pickLang, translate } from "../lib/i18n";
-import { STATUS_PHRASES, badRequest, httpError, serviceUnavailable, unauthorized } from "../lib/errors";
+import { STATUS_PHRASES, UNAVAILABLE_ERRORS, badRequest, httpError, notFound, serviceUnavailable, unauthorized } from "../lib/errors";
+import { captureError } from "../lib/error-tracking";
 import { digest } from "../lib/crypto";
 import { verifyToken } from "../lib/auth/tokens";
 import { isDatabaseUnreachable } from "../lib/db";
@@ -85,6 +86,7 @@ interface GatewayMethods {
 	payStatusJson(req: GatewayRequest, res: ServerResponse): Promise<void>;
 	payEvents(req: GatewayRequest, res: ServerResponse): Promise<void>;
 	payNotFound(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	debugSentry(req: GatewayRequest, res: ServerResponse): Promise<void>;
 }
 
 type GatewayThis = Service<Record<string, any>> & GatewayVars & GatewayMethods;
@@ -110,8 +112,6 @@ const USER_ROLES = ["admin", "user"];
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Retry-After of a 503: services and the database come back within seconds (restart, failover, reconnect). */
 const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
-/** Error names of Moleculer that mean "the service that should answer is not there (now)". */
-const UNAVAILABLE_ERRORS = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError"]);
 
 function statusOf(err: unknown): number {
 	const code = Number((err as { code?: unknown })?.code);
@@ -283,6 +283,20 @@ const ApiService: GatewaySchema = {
 					this.sendErrorBody(req, res, err);
 				},
 			},
+			{
+				// The spec's check of error tracking, outside /api/v1 and without credentials (docs/error-tracking.md).
+				name: "debug-sentry",
+				path: "/api/debug-sentry",
+				mappingPolicy: "restrict",
+				authentication: false,
+				authorization: false,
+				bodyParsers: { json: false, urlencoded: false },
+				aliases: {
+					"GET /"(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						this.debugSentry(req, res).catch(next);
+					},
+				},
+			},
 		],
 		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
 			this.sendErrorBody(req, res, err);
@@ -380,7 +394,17 @@ const ApiService: GatewaySchema = {
 	},
 
 	methods: {
-		/** The per-IP limit of anonymous callers applies to the pay page's documents and status reads. */
+		/**
+		 * GET /api/debug-sentry: where error tracking is configured, an error thrown on purpose (a
+		 * 500, reported like any other); else 404. Limited per IP, as it costs an event each time.
+		 */
+		async debugSentry(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+			if (!appOf(this.broker).config.errorTracking.dsn) throw notFound();
+			await this.payLimit(req, res);
+			throw new Error("Deliberate error of GET /api/debug-sentry, to check error tracking");
+		},
+
+		/** The per-IP limit of anonymous callers applies to the pay page's documents and status reads (and the debug route). */
 		async payLimit(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
 			if (!this.limiter.enabled) return;
 			const ipKey = limitKeyForIp(this.clientIp(req));
@@ -732,10 +756,12 @@ const ApiService: GatewaySchema = {
 			const lang = req.$ctx?.meta?.lang || pickLang(req.headers["x-custom-lang"]);
 			const body = toErrorBody(err, { multipart: req.$alias?.type === "multipart" });
 			if (body.statusCode === 503) {
+				// An outage (database, a service gone) is operational: logged, seen on /readyz, not reported as an error.
 				this.logger.warn("Service unavailable:", req.method, requestPath(req), (err as Error)?.name, (err as Error)?.message);
 			} else if (body.statusCode >= 500) {
-				// The stack stays in the server log; the client gets the bare 500.
+				// The stack stays in the server log (and goes to error tracking); the client gets the bare 500.
 				this.logger.error("Request failed:", req.method, requestPath(req), err instanceof Error && err.stack ? err.stack : err);
+				captureError(err, { service: this.name, route: `${req.method} ${req.$alias?.fullPath ?? "(no route)"}`, status: String(body.statusCode) });
 			}
 			body.message = translate(body.message, lang);
 			if (res.headersSent) {

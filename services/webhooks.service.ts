@@ -16,6 +16,7 @@ import { appOf } from "../lib/app";
 import { sha256Hex } from "../lib/crypto";
 import { badRequest, notFound, serviceUnavailable } from "../lib/errors";
 import { inboundWebhooksRefused } from "../lib/config";
+import { captureLoopError } from "../lib/error-tracking";
 import { registerTranslations } from "../lib/i18n";
 import { uuid } from "../lib/ids";
 import type { AuthMeta } from "../lib/meta";
@@ -76,6 +77,7 @@ interface WebhooksVars {
 }
 
 interface WebhooksMethods extends OrgScopeMethods {
+	loopFailed(what: string, err: unknown, job: string): void;
 	kick(full?: boolean): void;
 	round(full: boolean): Promise<void>;
 	start(delivery: WebhookDelivery): void;
@@ -307,6 +309,15 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 
 	methods: {
 		/**
+		 * A job of the delivery loop failed in our code (a merchant's endpoint failing is an attempt's
+		 * outcome, never this): logged, and reported to error tracking unless it is an outage.
+		 */
+		loopFailed(this: WebhooksThis, what: string, err: unknown, job: string) {
+			this.logger.warn(what, (err as Error)?.message);
+			captureLoopError(err, { service: this.name, job });
+		},
+
+		/**
 		 * Runs a dispatch round now, or right after the one running. `full` (poll, new payment
 		 * event, start) also relays the outbox and takes over expired leases; a finished attempt
 		 * only asks for more claims.
@@ -321,7 +332,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			const isFull = this.fullRound;
 			this.fullRound = false;
 			this.running = this.round(isFull)
-				.catch(err => this.logger.warn("Webhook dispatch round failed:", (err as Error)?.message))
+				.catch(err => this.loopFailed("Webhook dispatch round failed:", err, "dispatch"))
 				.finally(() => {
 					this.running = null;
 					if (this.again) {
@@ -366,7 +377,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					this.pending.push(outcome);
 					void this.flushOutcomes();
 				})
-				.catch(err => this.logger.warn(`Webhook attempt of delivery ${delivery.id} failed to run:`, (err as Error)?.message))
+				.catch(err => this.loopFailed(`Webhook attempt of delivery ${delivery.id} failed to run:`, err, "attempt"))
 				.finally(() => {
 					const left = (this.inFlightByKey.get(key) ?? 1) - 1;
 					if (left <= 0) this.inFlightByKey.delete(key);
@@ -409,7 +420,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 							await recordOutcomes(app, this.cfg, batch);
 						} catch (err) {
 							// The rows stay `sending`; their leases run out and another round records them as interrupted.
-							this.logger.warn(`Recording ${batch.length} webhook outcome(s) failed:`, (err as Error)?.message);
+							this.loopFailed(`Recording ${batch.length} webhook outcome(s) failed:`, err, "record");
 						}
 						// Claims paused for the backlog of outcomes resume.
 						if (held) this.kick(false);
@@ -537,10 +548,10 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		}
 		let lastPrune = 0;
 		const housekeeping = () => {
-			this.redispatchInbound().catch(err => this.logger.warn("Re-dispatching inbound events failed:", (err as Error)?.message));
+			this.redispatchInbound().catch(err => this.loopFailed("Re-dispatching inbound events failed:", err, "redispatch"));
 			if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
 			lastPrune = Date.now();
-			prune(appOf(this.broker), this.cfg.retentionDays).catch(err => this.logger.warn("Pruning webhook rows failed:", (err as Error)?.message));
+			prune(appOf(this.broker), this.cfg.retentionDays).catch(err => this.loopFailed("Pruning webhook rows failed:", err, "prune"));
 		};
 		this.pruneTimer = setInterval(housekeeping, REDISPATCH_AFTER_MS);
 		this.pruneTimer.unref();

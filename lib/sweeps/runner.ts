@@ -95,6 +95,8 @@ export interface SweepRunnerDeps {
 	settings: SweeperSettings;
 	now: () => Date;
 	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+	/** A sweep that could not be carried further this step (error tracking; the next step tries again). */
+	onFailure?: (err: unknown) => void;
 }
 
 const ERC20 = ["function balanceOf(address) view returns (uint256)"];
@@ -109,7 +111,10 @@ export class SweepRunner {
 
 	async step(): Promise<void> {
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
-			await this.advance(s).catch(err => this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`));
+			await this.advance(s).catch(err => {
+				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
+				this.deps.onFailure?.(err);
+			});
 		}
 		await this.executeRequests();
 		await this.plan();

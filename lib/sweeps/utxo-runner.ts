@@ -43,6 +43,8 @@ export interface UtxoSweepRunnerDeps {
 	ports: UtxoSweeperPorts;
 	now: () => Date;
 	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void };
+	/** A sweep that could not be carried further this step (error tracking; the next step tries again). */
+	onFailure?: (err: unknown) => void;
 }
 
 /** The sending "wallet" of UTXO sweeps in sweep_wallets: UTXO sweeps have no nonce; the counter only numbers them. */
@@ -61,7 +63,10 @@ export class UtxoSweepRunner {
 
 	async step(): Promise<void> {
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
-			await this.advance(s).catch(err => this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`));
+			await this.advance(s).catch(err => {
+				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
+				this.deps.onFailure?.(err);
+			});
 		}
 		await this.plan();
 	}

@@ -65,6 +65,8 @@ export interface RunnerDeps {
 	onStepTimings?: (t: StepTimings) => void;
 	/** One report pass: how long it took and how many transfers it reported (the bench); unset in production. */
 	onReportTimings?: (t: { ms: number; reported: number }) => void;
+	/** A failure that is not the RPC being unreachable, a reorg under the read or a lost lease (error tracking). */
+	onFailure?: (err: unknown) => void;
 }
 
 /** Milliseconds per phase of one step that read a range, and how many transfers it stored and reported. */
@@ -211,6 +213,7 @@ export class NetworkWatcher {
 			return;
 		}
 		logger.error(`Watcher step failed on network ${network.slug}: ${message}`);
+		this.deps.onFailure?.(err);
 	}
 
 	/** One step; true when there is more to do at once (catching up). */
