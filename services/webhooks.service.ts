@@ -326,7 +326,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					this.running = null;
 					if (this.again) {
 						this.again = false;
-		this.fullRound = false;
+						// A full round asked for meanwhile stays asked for (fullRound): its relay is not lost.
 						this.kick(false);
 					}
 				});
