@@ -8,6 +8,7 @@
 import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { v5 as uuidv5 } from "uuid";
 import { App, appOf } from "../lib/app";
+import { countMetric, METRIC, startCounters, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { acquireLease, ensureCursor, Lease, renewLease } from "../lib/watchers/store";
@@ -20,8 +21,8 @@ export interface SweepStepper {
 
 export interface SweeperMixinOptions {
 	chainType: string;
-	/** A runner for one network, or null when the network cannot be swept (a warning says why). */
-	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string): SweepStepper | null;
+	/** A runner for one network, or null when the network cannot be swept (a warning says why). `onOutcome` counts its sweeps' steps (metrics). */
+	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string, onOutcome: (outcome: SweepOutcome) => void): SweepStepper | null;
 }
 
 interface SweeperMethods {
@@ -66,8 +67,10 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				for (const network of networks) {
 					const rpcUrl = rpcUrlFor(app.config.watchers, network.slug);
 					if (!rpcUrl || this.runners.has(network.id)) continue;
-					const runner = opts.createRunner(this, app, network, rpcUrl);
+					const labels = (outcome: SweepOutcome) => ({ network: network.slug, outcome });
+					const runner = opts.createRunner(this, app, network, rpcUrl, outcome => countMetric(this.broker, METRIC.sweepOutcomes, labels(outcome)));
 					if (!runner) continue;
+					startCounters(this.broker, METRIC.sweepOutcomes, SWEEP_OUTCOMES.map(labels));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
 					this.runners.set(network.id, { runner, leaseId, lease: null, slug: network.slug });

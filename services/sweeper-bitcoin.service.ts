@@ -21,7 +21,7 @@ const SweeperBitcoinService: ServiceSchema = {
 	mixins: [
 		SweeperMixin({
 			chainType: "bitcoin",
-			createRunner(service, app, network, rpcUrl) {
+			createRunner(service, app, network, rpcUrl, onOutcome) {
 				const params = chainParamsFor(network);
 				const rpc = createUtxoRpc(rpcUrl, { timeoutMs: app.config.watchers.rpcTimeoutMs });
 				const ports = sweeperPorts(service);
@@ -39,6 +39,7 @@ const SweeperBitcoinService: ServiceSchema = {
 					ports: { sweepable: ports.sweepable, destination: ports.destination, record: ports.record, creditedOutputs: p => service.broker.call("transactions.creditedOutputs", p) },
 					now: () => app.clock.now(),
 					logger: service.logger,
+					onOutcome,
 				});
 				return { step: () => runner.step() };
 			},
