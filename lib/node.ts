@@ -12,6 +12,7 @@ import { defineModels } from "../models";
 import { attachApp, App } from "./app";
 import { Clock, systemClock } from "./clock";
 import { brokerOptions } from "../moleculer.config";
+import { registerAppMetrics } from "./metrics";
 
 const SERVICES_DIR = path.resolve(__dirname, "../services");
 
@@ -65,6 +66,7 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 	}
 	const app: App = { config, sequelize, models, redis, clock: opts.clock || systemClock };
 	attachApp(broker, app);
+	registerAppMetrics(broker);
 
 	const available = availableServices();
 	const wanted = opts.services || config.services || Object.keys(available);

@@ -9,6 +9,7 @@ import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { v5 as uuidv5 } from "uuid";
 import { App, appOf } from "../lib/app";
 import { captureLoopError } from "../lib/error-tracking";
+import { countMetric, METRIC, startCounters, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { acquireLease, ensureCursor, Lease, renewLease } from "../lib/watchers/store";
@@ -19,13 +20,20 @@ export interface SweepStepper {
 	close?(): void;
 }
 
+/** What a sweep runner reports to its service: failures (error tracking) and outcomes (metrics). */
+export interface SweepRunnerHooks {
+	onFailure: (err: unknown) => void;
+	onOutcome: (outcome: SweepOutcome) => void;
+}
+
 export interface SweeperMixinOptions {
 	chainType: string;
 	/**
 	 * A runner for one network, or null when the network cannot be swept (a warning says why).
-	 * `onFailure` reports a failed sweep the runner logs and goes past (error tracking).
+	 * `hooks.onFailure` reports a failed sweep the runner logs and goes past (error tracking);
+	 * `hooks.onOutcome` counts its sweeps' steps (metrics).
 	 */
-	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string, onFailure: (err: unknown) => void): SweepStepper | null;
+	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string, hooks: SweepRunnerHooks): SweepStepper | null;
 }
 
 interface SweeperMethods {
@@ -70,8 +78,13 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				for (const network of networks) {
 					const rpcUrl = rpcUrlFor(app.config.watchers, network.slug);
 					if (!rpcUrl || this.runners.has(network.id)) continue;
-					const runner = opts.createRunner(this, app, network, rpcUrl, err => captureLoopError(err, { service: this.name, network: network.slug }));
+					const labels = (outcome: SweepOutcome) => ({ network: network.slug, outcome });
+					const runner = opts.createRunner(this, app, network, rpcUrl, {
+						onFailure: err => captureLoopError(err, { service: this.name, network: network.slug }),
+						onOutcome: outcome => countMetric(this.broker, METRIC.sweepOutcomes, labels(outcome)),
+					});
 					if (!runner) continue;
+					startCounters(this.broker, METRIC.sweepOutcomes, SWEEP_OUTCOMES.map(labels));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
 					this.runners.set(network.id, { runner, leaseId, lease: null, slug: network.slug });

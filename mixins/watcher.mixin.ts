@@ -10,6 +10,7 @@ import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { appOf } from "../lib/app";
 import { captureLoopError } from "../lib/error-tracking";
 import type { ChainSource } from "../lib/chains/source";
+import { dropSeries, METRIC, setGauge } from "../lib/metrics";
 import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort, WatchedNetwork, WatcherLogger, WatcherStatus, watcherOwnerId } from "../lib/watchers/runner";
 import type { WatchableNetwork } from "../services/networks.service";
@@ -89,7 +90,8 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 						tokens: network.tokens.map(t => ({ tokenId: t.tokenId, symbol: t.symbol, contractAddress: t.contractAddress, decimals: t.decimals })),
 					};
 					const logger = this.logger as unknown as WatcherLogger;
-					const metrics = this.broker.isMetricsEnabled() ? this.broker.metrics : null;
+					const labels = { network: network.slug };
+					const gauges = [METRIC.watcherHead, METRIC.watcherCursor, METRIC.watcherLag] as const;
 					const runner = new NetworkWatcher({
 						sequelize: app.sequelize,
 						models: app.models,
@@ -101,13 +103,14 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 						now: () => app.clock.now(),
 						owner: this.owner,
 						onFailure: err => captureLoopError(err, { service: this.name, network: network.slug }),
-						onProgress: metrics
-							? p => {
-									metrics.set("watcher.head", p.head, { network: network.slug });
-									metrics.set("watcher.cursor", p.cursor, { network: network.slug });
-									metrics.set("watcher.lag", p.lag, { network: network.slug });
-								}
-							: undefined,
+						onProgress: p => {
+							setGauge(this.broker, METRIC.watcherHead, p.head, labels);
+							setGauge(this.broker, METRIC.watcherCursor, p.cursor, labels);
+							setGauge(this.broker, METRIC.watcherLag, p.lag, labels);
+						},
+						onStandby: () => {
+							for (const name of gauges) dropSeries(this.broker, name, labels);
+						},
 					});
 					this.runners.set(id, runner);
 					this.logger.info(`Watcher ${opts.chainType}: following ${network.slug} at ${redactUrl(rpcUrl)}`);
@@ -121,11 +124,6 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 			this.owner = watcherOwnerId(this.broker.nodeID);
 			this.refreshTimer = null;
 			this.refreshing = null;
-			if (this.broker.isMetricsEnabled()) {
-				for (const name of ["watcher.head", "watcher.cursor", "watcher.lag"]) {
-					this.broker.metrics.register({ type: "gauge", name, labelNames: ["network"], description: `Chain watcher ${name.split(".")[1]} (blocks)` });
-				}
-			}
 		},
 
 		async started(this: WatcherThis) {

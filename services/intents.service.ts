@@ -13,6 +13,7 @@ import { digest, randomBase62, safeEqual } from "../lib/crypto";
 import { badRequest, forbidden, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
+import { countMetric, METRIC, startCounters } from "../lib/metrics";
 import { amountRule, money, toAmountString } from "../lib/money";
 import type { TokenView } from "../lib/networks/view";
 import { quoteCheckout, resolvePair } from "../lib/payments/checkout";
@@ -217,6 +218,8 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 						await record(t, 200, view);
 						return view;
 					});
+					// Committed: an idempotent replay never gets here, a rolled-back insert threw.
+					countMetric(this.broker, METRIC.intentsCreated, { mode: org.mode });
 					ctx.meta.$responseHeaders = { ...(ctx.meta.$responseHeaders || {}), "Cache-Control": "no-store" };
 					return body;
 				});
@@ -492,6 +495,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 	},
 
 	created(this: IntentsThis) {
+		startCounters(this.broker, METRIC.intentsCreated, [{ mode: "sandbox" }, { mode: "live" }]);
 		this.payments = paymentsConfigFromEnv(process.env);
 		this.sweepTimer = null;
 		this.sweeping = null;

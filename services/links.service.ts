@@ -16,6 +16,7 @@ import { digest, randomBase62 } from "../lib/crypto";
 import { badRequest, forbidden, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
+import { countMetric, METRIC } from "../lib/metrics";
 import { amountRule } from "../lib/money";
 import type { TokenView } from "../lib/networks/view";
 import { FILTER_TEXT, PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
@@ -376,7 +377,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				const link = await this.findBySlug(ctx.params.slug);
 				await this.assertPayable(link);
 				const token = (await ctx.call("networks.getToken", { id: link.tokenId })) as TokenView;
-				const intent = await withPaymentLocked(app, { linkId: link.id }, async (t, { intent: own, link: row }) => {
+				const { intent, isNew } = await withPaymentLocked(app, { linkId: link.id }, async (t, { intent: own, link: row }) => {
 					const now = clock.now();
 					if (!row || row.deletedAt) throw linkNotFound();
 					assertLinkPayable(row.status);
@@ -385,7 +386,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 						own.status = tr.to;
 						own.updatedAt = now;
 						await own.save({ transaction: t });
-						return own;
+						return { intent: own, isNew: false };
 					}
 					const id = uuid();
 					const latest = await models.Transaction.findOne({ where: { paymentLinkId: row.id }, order: [["createdAt", "DESC"], ["id", "DESC"]], transaction: t });
@@ -427,8 +428,9 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 					row.updatedAt = now;
 					await row.save({ transaction: t });
 					await models.Transaction.update({ intentId: id }, { where: { paymentLinkId: row.id, intentId: null }, transaction: t });
-					return created;
+					return { intent: created, isNew: true };
 				});
+				if (isNew) countMetric(this.broker, METRIC.intentsCreated, { mode: intent.mode });
 				const origin = frontendOrigin(ctx.meta.origin, config.corsOrigins, config.publicUrl);
 				return intentConfirmedView(intent, `${origin}/pay/${encodeURIComponent(link.slug)}/checkout`);
 			},

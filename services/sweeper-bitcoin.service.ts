@@ -21,7 +21,7 @@ const SweeperBitcoinService: ServiceSchema = {
 	mixins: [
 		SweeperMixin({
 			chainType: "bitcoin",
-			createRunner(service, app, network, rpcUrl, onFailure) {
+			createRunner(service, app, network, rpcUrl, hooks) {
 				const params = chainParamsFor(network);
 				const rpc = createUtxoRpc(rpcUrl, { timeoutMs: app.config.watchers.rpcTimeoutMs });
 				const ports = sweeperPorts(service);
@@ -39,7 +39,7 @@ const SweeperBitcoinService: ServiceSchema = {
 					ports: { sweepable: ports.sweepable, destination: ports.destination, record: ports.record, creditedOutputs: p => service.broker.call("transactions.creditedOutputs", p) },
 					now: () => app.clock.now(),
 					logger: service.logger,
-					onFailure,
+					...hooks,
 				});
 				return { step: () => runner.step() };
 			},

@@ -35,7 +35,7 @@ const SweeperEvmService: ServiceSchema = {
 	mixins: [
 		SweeperMixin({
 			chainType: "evm",
-			createRunner(service, app, network, rpcUrl, onFailure) {
+			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
 				const provider = new JsonRpcProvider(rpcUrl, Network.from(network.chainId), { staticNetwork: true, cacheTimeout: -1 });
 				const params = chainParamsFor(network);
@@ -52,7 +52,7 @@ const SweeperEvmService: ServiceSchema = {
 					settings: { batchSize: config.sweeper.batchSize, stuckMs: config.sweeper.stuckMs, minValueMultiple: config.sweeper.minValueMultiple, maxAgeMs: config.sweeper.maxAgeMs },
 					now: () => app.clock.now(),
 					logger: service.logger,
-					onFailure,
+					...hooks,
 				});
 				return { step: () => runner.step(), close: () => provider.destroy() };
 			},

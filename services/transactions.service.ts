@@ -12,9 +12,11 @@ import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import "../lib/payments/messages";
 import { chainParamsFor, codecFor } from "../lib/chains";
+import { catalogueSlugOf } from "../lib/networks/catalogue";
 import { badRequest, forbidden, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid } from "../lib/ids";
+import { countMetric, METRIC } from "../lib/metrics";
 import { amountRule } from "../lib/money";
 import type { NetworkView, TokenView } from "../lib/networks/view";
 import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
@@ -261,9 +263,9 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				const token = (await ctx.call("networks.getToken", { id: p.tokenId })) as TokenView;
 
 				const effects = new Effects();
-				let result: CreditResult;
+				let committed: { result: CreditResult; intentSettled: boolean };
 				try {
-					result = await withPaymentLocked(app, { transactionId: deposit.transactionId }, async (t, { intent, link, tx }) => {
+					committed = await withPaymentLocked(app, { transactionId: deposit.transactionId }, async (t, { intent, link, tx }) => {
 						const now = clock.now();
 						// Soft-deleted links still settle their transactions.
 						if (!tx || !link) throw transactionNotFound();
@@ -332,15 +334,19 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 							};
 							effects.emit("payments.transaction.completed", event);
 						}
-						return { credited: true, duplicate: false, counted, transaction: transactionView(tx) };
+						return { result: { credited: true, duplicate: false, counted, transaction: transactionView(tx) }, intentSettled: intent !== null && out.settled };
 					});
 				} catch (err) {
 					if (!isUniqueViolation(err, "transaction_credits")) throw err;
 					const tx = await models.Transaction.findByPk(deposit.transactionId);
 					return { credited: false, duplicate: true, reason: "duplicate", ...(tx ? { transaction: transactionView(tx) } : {}) };
 				}
+				// Committed, once per transfer: a repeat failed on the unique index above and counts nothing.
+				const labels = { network: catalogueSlugOf(network.id) ?? "other" };
+				countMetric(this.broker, METRIC.transactionsCredited, labels);
+				if (committed.intentSettled) countMetric(this.broker, METRIC.intentsSettled, labels);
 				await effects.flush(this.broker);
-				return result;
+				return committed.result;
 			},
 		},
 

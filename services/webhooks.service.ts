@@ -20,6 +20,7 @@ import { captureLoopError } from "../lib/error-tracking";
 import { registerTranslations } from "../lib/i18n";
 import { uuid } from "../lib/ids";
 import type { AuthMeta } from "../lib/meta";
+import { countMetric, METRIC, observeMetric, setGauge, startCounters, WEBHOOK_OUTCOMES } from "../lib/metrics";
 import { TtlCache } from "../lib/ttl-cache";
 import type { WebhooksConfig } from "../lib/webhooks/config";
 import {
@@ -54,6 +55,8 @@ const SECRET_CACHE_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 /** Inbound events not dispatched this long after arrival (the emit failed) are dispatched again. */
 const REDISPATCH_AFTER_MS = 30_000;
+/** How often the outbox backlog gauge is read when metrics are on (Moleculer's own process metrics: 5 s too). */
+const BACKLOG_REFRESH_MS = 5_000;
 const INTERRUPTED = "Attempt interrupted: the node sending it stopped before recording the result";
 
 const API_KEY_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
@@ -64,6 +67,7 @@ interface WebhooksVars {
 	stopping: boolean;
 	pollTimer: NodeJS.Timeout | null;
 	pruneTimer: NodeJS.Timeout | null;
+	backlogTimer: NodeJS.Timeout | null;
 	running: Promise<void> | null;
 	again: boolean;
 	/** The next round also relays the outbox and takes over expired leases (not only claims). */
@@ -83,6 +87,8 @@ interface WebhooksMethods extends OrgScopeMethods {
 	start(delivery: WebhookDelivery): void;
 	attempt(delivery: WebhookDelivery): Promise<AttemptOutcome>;
 	flushOutcomes(): Promise<void>;
+	record(outcomes: AttemptOutcome[]): Promise<void>;
+	refreshBacklog(): Promise<void>;
 	idle(): Promise<void>;
 	targetsOf(ids: number[]): Promise<Map<number, WebhookTarget>>;
 	secretOf(keyId: number): Promise<string>;
@@ -337,7 +343,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					this.running = null;
 					if (this.again) {
 						this.again = false;
-		this.fullRound = false;
+						// A full round asked for meanwhile stays asked for (fullRound): its relay is not lost.
 						this.kick(false);
 					}
 				});
@@ -350,11 +356,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			if (full) while ((await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping);
 			const interrupted = full ? await takeOverExpired(app, this.cfg, this.owner, 100) : [];
 			if (interrupted.length) {
-				await recordOutcomes(
-					app,
-					this.cfg,
-					interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })),
-				);
+				await this.record(interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })));
 			}
 			while (!this.stopping && this.pending.length < MAX_PENDING_OUTCOMES) {
 				const slots = this.cfg.concurrency - this.inFlight.size;
@@ -412,12 +414,11 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		flushOutcomes(this: WebhooksThis): Promise<void> {
 			if (!this.flushing) {
 				this.flushing = (async () => {
-					const app = appOf(this.broker);
 					while (this.pending.length) {
 						const batch = this.pending.splice(0, 500);
 						const held = batch.length + this.pending.length >= MAX_PENDING_OUTCOMES;
 						try {
-							await recordOutcomes(app, this.cfg, batch);
+							await this.record(batch);
 						} catch (err) {
 							// The rows stay `sending`; their leases run out and another round records them as interrupted.
 							this.loopFailed(`Recording ${batch.length} webhook outcome(s) failed:`, err, "record");
@@ -497,8 +498,22 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			// Another node's dispatcher took it first: it is on its way all the same.
 			if (!claimed) return null;
 			const outcome = await this.attempt(claimed);
-			await recordOutcomes(app, this.cfg, [outcome]);
+			await this.record([outcome]);
 			return outcome;
+		},
+
+		/** Writes attempts' outcomes; once committed, they count in the metrics. */
+		async record(this: WebhooksThis, outcomes: AttemptOutcome[]) {
+			for (const attempt of await recordOutcomes(appOf(this.broker), this.cfg, outcomes)) {
+				countMetric(this.broker, METRIC.webhookDeliveries, { outcome: attempt.outcome });
+				if (attempt.durationMs !== null) observeMetric(this.broker, METRIC.webhookLatency, attempt.durationMs, {});
+			}
+		},
+
+		/** The outbox rows no node has relayed yet (one COUNT on the unpublished index). */
+		async refreshBacklog(this: WebhooksThis) {
+			const { models } = appOf(this.broker);
+			setGauge(this.broker, METRIC.outboxBacklog, await models.OutboxEvent.count({ where: { publishedAt: null } }), {});
 		},
 
 		/** Inbound events stored but not dispatched (the emit failed): dispatched again, once. */
@@ -530,6 +545,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		this.stopping = false;
 		this.pollTimer = null;
 		this.pruneTimer = null;
+		this.backlogTimer = null;
 		this.running = null;
 		this.again = false;
 		this.inFlight = new Set();
@@ -538,6 +554,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		this.flushing = null;
 		this.targets = new TtlCache(TARGET_CACHE_MS, 10_000);
 		this.secrets = new TtlCache(SECRET_CACHE_MS, 10_000);
+		startCounters(this.broker, METRIC.webhookDeliveries, WEBHOOK_OUTCOMES.map(outcome => ({ outcome })));
 	},
 
 	started(this: WebhooksThis) {
@@ -555,6 +572,12 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		};
 		this.pruneTimer = setInterval(housekeeping, REDISPATCH_AFTER_MS);
 		this.pruneTimer.unref();
+		if (this.broker.isMetricsEnabled()) {
+			const refresh = () => this.refreshBacklog().catch(err => this.logger.debug("Outbox backlog could not be read:", (err as Error)?.message));
+			this.backlogTimer = setInterval(refresh, BACKLOG_REFRESH_MS);
+			this.backlogTimer.unref();
+			void refresh();
+		}
 		// Deliveries left by a previous run are due now.
 		this.kick();
 	},
@@ -564,7 +587,8 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		this.stopping = true;
 		if (this.pollTimer) clearInterval(this.pollTimer);
 		if (this.pruneTimer) clearInterval(this.pruneTimer);
-		this.pollTimer = this.pruneTimer = null;
+		if (this.backlogTimer) clearInterval(this.backlogTimer);
+		this.pollTimer = this.pruneTimer = this.backlogTimer = null;
 		await this.running?.catch(() => undefined);
 		await Promise.allSettled([...this.inFlight]);
 		await this.flushOutcomes().catch(() => undefined);

@@ -399,3 +399,11 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 export function catalogueNetwork(slug: string): CatalogueNetwork | undefined {
 	return CATALOGUE.find(n => n.slug === slug);
 }
+
+let slugsById: Map<string, string> | null = null;
+
+/** The catalogue slug of a network id (ids are UUID v5 of the slug); undefined for an id the catalogue does not make. */
+export function catalogueSlugOf(networkId: string): string | undefined {
+	slugsById ??= new Map(CATALOGUE.map(n => [networkIdFor(n.slug), n.slug]));
+	return slugsById.get(networkId);
+}

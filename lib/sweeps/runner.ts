@@ -18,6 +18,7 @@ import { bridgeQuoteRequest, type BridgeRoute } from "../withdrawals/bridge-rout
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
+import type { SweepOutcome } from "../metrics";
 import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
 
 export interface SweepToken {
@@ -97,6 +98,8 @@ export interface SweepRunnerDeps {
 	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 	/** A sweep that could not be carried further this step (error tracking; the next step tries again). */
 	onFailure?: (err: unknown) => void;
+	/** Each step a sweep takes, once recorded (metrics). */
+	onOutcome?: (outcome: SweepOutcome) => void;
 }
 
 const ERC20 = ["function balanceOf(address) view returns (uint256)"];
@@ -170,11 +173,11 @@ export class SweepRunner {
 	}
 
 	private async advance(s: Sweep): Promise<void> {
-		const { provider, models, sequelize, network, settings, logger, now } = this.deps;
+		const { provider, network, settings, logger, now } = this.deps;
 		if (s.status === "planned") {
 			const signed = await this.sign(s, 0);
 			if (!signed) {
-				await finishSweep(sequelize, models, s, "failed", { reason: "not worth its fee" }, now());
+				await this.end(s, "failed", { reason: "not worth its fee" }, "skipped");
 				return;
 			}
 			await recordSigned(s, signed, 0, now());
@@ -182,6 +185,7 @@ export class SweepRunner {
 		if (s.status === "signed") {
 			await sweep.broadcast(provider, s.rawTx!);
 			await recordBroadcast(s, now());
+			this.deps.onOutcome?.("broadcast");
 			return;
 		}
 		// Broadcast: mined (any of its hashes), failed, or stuck.
@@ -192,7 +196,7 @@ export class SweepRunner {
 			if (head - receipt.blockNumber + 1 < network.requiredConfirmations) return;
 			const feePaid = (receipt.gasUsed * receipt.gasPrice).toString();
 			if (receipt.status !== 1) {
-				await finishSweep(sequelize, models, s, "failed", { txHash: hash, gasUsed: receipt.gasUsed.toString(), feePaid, reason: "reverted on chain" }, now());
+				await this.end(s, "failed", { txHash: hash, gasUsed: receipt.gasUsed.toString(), feePaid, reason: "reverted on chain" });
 				if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: `send reverted on chain (${hash}); retried` });
 				logger.warn(`Sweep ${s.id} reverted on ${network.slug} (${hash}); its funds will be planned again`);
 				return;
@@ -203,27 +207,33 @@ export class SweepRunner {
 		const chainNonce = await provider.getTransactionCount(s.fromAddress, "latest");
 		if (chainNonce > s.nonce) {
 			// The nonce was used by a transaction we do not know: none of ours can be mined any more.
-			await finishSweep(sequelize, models, s, "failed", { reason: `nonce ${s.nonce} used by another transaction` }, now());
+			await this.end(s, "failed", { reason: `nonce ${s.nonce} used by another transaction` });
 			return;
 		}
 		if (s.broadcastAt && now().getTime() - s.broadcastAt.getTime() > settings.stuckMs * (s.feeStep + 1)) {
 			const signed = await this.sign(s, s.feeStep + 1);
 			if (!signed) return;
 			await recordSigned(s, signed, s.feeStep + 1, now());
+			this.deps.onOutcome?.("replaced");
 			logger.info(`Sweep ${s.id} on ${network.slug} stuck: replaced with higher fees (step ${s.feeStep})`);
 		}
 		await sweep.broadcast(provider, s.rawTx!).catch(err => logger.warn(`Sweep ${s.id}: broadcast: ${(err as Error).message}`));
 	}
 
+	/** Ends a sweep (lib/sweeps/store.ts finishSweep) and reports its outcome, once. */
+	private async end(s: Sweep, status: "confirmed" | "failed", fields: Parameters<typeof finishSweep>[4], outcome: SweepOutcome = status): Promise<void> {
+		if (await finishSweep(this.deps.sequelize, this.deps.models, s, status, fields, this.deps.now())) this.deps.onOutcome?.(outcome);
+	}
+
 	/** Confirmed: the ledger gets each deposit's withdrawal (and a native sweep's fee), then the sweep closes. */
 	private async confirm(s: Sweep, hash: string, gasUsed: bigint, feePaid: string, receipt: TransactionReceipt): Promise<void> {
-		const { models, sequelize, network, ports, now } = this.deps;
+		const { models, network, ports } = this.deps;
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
 		const native = network.tokens.find(t => t.contractAddress === "");
 		const token = this.token(s.tokenId)!;
 		if (s.kind === "topup") {
 			// The operator's gas, not the merchant's funds: the token transfer is planned next.
-			await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
+			await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
 			return;
 		}
 		if (s.requestId) {
@@ -234,7 +244,7 @@ export class SweepRunner {
 				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
 			}
 			await ports.completeRequest({ id: s.requestId, txHash: hash });
-			await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
+			await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
 			this.deps.logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
 			return;
 		}
@@ -250,7 +260,7 @@ export class SweepRunner {
 			}
 			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${moved}`, refType: "sweep_item", refId: String(item.id) });
 		}
-		await finishSweep(sequelize, models, s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid }, now());
+		await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
 		this.deps.logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${items.length} deposit(s), ${hash}`);
 	}
 

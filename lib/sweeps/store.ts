@@ -122,11 +122,11 @@ export async function recordBroadcast(sweep: Sweep, now: Date): Promise<void> {
 	await sweep.save();
 }
 
-/** Ends a sweep: its items are closed (their funds may be planned again when it failed). */
-export async function finishSweep(sequelize: Sequelize, models: Models, sweep: Sweep, status: Extract<SweepStatus, "confirmed" | "failed">, fields: { txHash?: string; gasUsed?: string; feePaid?: string; reason?: string }, now: Date): Promise<void> {
-	await inTransaction(sequelize, async t => {
+/** Ends a sweep: its items are closed (their funds may be planned again when it failed). False when it had ended already. */
+export async function finishSweep(sequelize: Sequelize, models: Models, sweep: Sweep, status: Extract<SweepStatus, "confirmed" | "failed">, fields: { txHash?: string; gasUsed?: string; feePaid?: string; reason?: string }, now: Date): Promise<boolean> {
+	return inTransaction(sequelize, async t => {
 		const row = await models.Sweep.findByPk(sweep.id, forUpdate(t));
-		if (!row || row.status === "confirmed" || row.status === "failed") return;
+		if (!row || row.status === "confirmed" || row.status === "failed") return false;
 		row.status = status;
 		if (fields.txHash) row.txHash = fields.txHash;
 		row.gasUsed = fields.gasUsed ?? row.gasUsed;
@@ -135,6 +135,7 @@ export async function finishSweep(sequelize: Sequelize, models: Models, sweep: S
 		row.updatedAt = now;
 		await row.save({ transaction: t });
 		await models.SweepItem.update({ openKey: null }, { where: { sweepId: row.id }, transaction: t });
+		return true;
 	});
 }
 

@@ -15,6 +15,7 @@ import { satoshis } from "../chains/utxo-source";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
+import type { SweepOutcome } from "../metrics";
 import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
 import type { SweepableCheckout, SweepNetwork } from "./runner";
 import type { UtxoRpcCall } from "./utxo-rpc";
@@ -45,6 +46,8 @@ export interface UtxoSweepRunnerDeps {
 	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void };
 	/** A sweep that could not be carried further this step (error tracking; the next step tries again). */
 	onFailure?: (err: unknown) => void;
+	/** Each step a sweep takes, once recorded (metrics). */
+	onOutcome?: (outcome: SweepOutcome) => void;
 }
 
 /** The sending "wallet" of UTXO sweeps in sweep_wallets: UTXO sweeps have no nonce; the counter only numbers them. */
@@ -118,6 +121,7 @@ export class UtxoSweepRunner {
 		if (s.status === "signed") {
 			await utxo.broadcastRaw(rpc, s.rawTx!);
 			await recordBroadcast(s, now());
+			this.deps.onOutcome?.("broadcast");
 			return;
 		}
 		for (const txid of s.hashes) {
@@ -130,6 +134,7 @@ export class UtxoSweepRunner {
 		if (s.broadcastAt && now().getTime() - s.broadcastAt.getTime() > this.deps.stuckMs * (s.feeStep + 1)) {
 			const signed = await this.sign(s, s.feeStep + 1);
 			await recordSigned(s, { raw: signed.hex, hash: signed.txid }, s.feeStep + 1, now());
+			this.deps.onOutcome?.("replaced");
 			logger.info(`Sweep ${s.id} on ${network.slug} stuck: replaced at a higher fee rate (step ${s.feeStep})`);
 		}
 		await utxo.broadcastRaw(rpc, s.rawTx!).catch(err => logger.warn(`Sweep ${s.id}: broadcast: ${(err as Error).message}`));
@@ -153,7 +158,7 @@ export class UtxoSweepRunner {
 			const first = items[0];
 			await ports.record({ organizationId: first.organizationId, mode: first.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: s.id });
 		}
-		await finishSweep(sequelize, models, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now());
+		if (await finishSweep(sequelize, models, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now())) this.deps.onOutcome?.("confirmed");
 		this.deps.logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${items.length} checkout(s) into one output, ${txid}`);
 	}
 

@@ -61,6 +61,8 @@ export interface RunnerDeps {
 	owner: string;
 	/** Lag and head gauges (metrics), when enabled. */
 	onProgress?: (p: { head: number; cursor: number; lag: number }) => void;
+	/** This process no longer leads the network (lease lost, or stopped): its gauges go, so only the leader's remain. */
+	onStandby?: () => void;
 	/** Where a step's time went (the watcher bench: bench/watcher-evm.ts); unset in production. */
 	onStepTimings?: (t: StepTimings) => void;
 	/** One report pass: how long it took and how many transfers it reported (the bench); unset in production. */
@@ -140,6 +142,7 @@ export class NetworkWatcher {
 		if (this.lease) await releaseLease(this.deps.models, this.lease).catch(() => undefined);
 		this.lease = null;
 		this.status.leader = false;
+		this.deps.onStandby?.();
 		await this.deps.source.close().catch(() => undefined);
 	}
 
@@ -196,6 +199,7 @@ export class NetworkWatcher {
 		this.status.leader = false;
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		this.renewTimer = null;
+		this.deps.onStandby?.();
 	}
 
 	private onError(err: unknown): void {
@@ -310,7 +314,8 @@ export class NetworkWatcher {
 		this.status.head = head;
 		this.status.cursor = cursor;
 		this.status.lag = lag;
-		this.deps.onProgress?.({ head, cursor, lag });
+		// A step that ends after the lease was lost reports nothing: only the leader's gauges stand.
+		if (this.lease) this.deps.onProgress?.({ head, cursor, lag });
 		if (lag > config.lagWarnBlocks && !this.lagging) {
 			this.lagging = true;
 			logger.warn(`Watcher: network ${network.slug} is ${lag} blocks behind the head (catching up)`);

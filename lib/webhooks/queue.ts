@@ -21,6 +21,7 @@ import type { WebhookDelivery, DeliveryKind } from "../../models/webhook-deliver
 import type { WebhookTarget } from "../keys/webhook-url";
 import type { WebhooksConfig } from "./config";
 import { isDelivered, nextAttemptAt, truncateResponse } from "./policy";
+import type { WebhookOutcome } from "../metrics";
 
 export type { WebhookTarget };
 
@@ -198,12 +199,19 @@ export interface AttemptOutcome {
 	canceled?: boolean;
 }
 
+/** An attempt recorded by recordOutcomes (canceled ones are not: they were never sent). */
+export interface RecordedAttempt {
+	outcome: WebhookOutcome;
+	durationMs: number | null;
+}
+
 /**
  * Records finished attempts: each delivery's new state and its log row, in one DB transaction
- * for the batch. Returns how many were recorded (an attempt whose lease this node lost is not).
+ * for the batch. Returns the attempts recorded (an attempt whose lease this node lost is not),
+ * once the transaction committed.
  */
-export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: AttemptOutcome[]): Promise<number> {
-	if (outcomes.length === 0) return 0;
+export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: AttemptOutcome[]): Promise<RecordedAttempt[]> {
+	if (outcomes.length === 0) return [];
 	const { models, sequelize, clock } = app;
 	// A deadlock with another node's claim or record (InnoDB) rolls back and runs again.
 	return inTransaction(sequelize, async t => {
@@ -211,7 +219,7 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 		const logs = [];
 		const delivered = outcomes.filter(o => !o.canceled && isDelivered(o.statusCode));
 		const others = outcomes.filter(o => o.canceled || !isDelivered(o.statusCode));
-		const recorded: AttemptOutcome[] = [];
+		const recorded: Array<AttemptOutcome & { result: WebhookOutcome }> = [];
 		if (delivered.length) {
 			const where = (list: AttemptOutcome[]) => ({
 				id: list.map(o => o.delivery.id),
@@ -220,13 +228,14 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 			});
 			const changes = { status: "delivered" as const, deliveredAt: now, lastStatusCode: 200, lastError: null, leaseOwner: null, leaseUntil: null, nextAttemptAt: null, updatedAt: now };
 			const [count] = await models.WebhookDelivery.update(changes, { where: where(delivered), transaction: t });
-			if (count === delivered.length) recorded.push(...delivered);
-			else {
+			let ours = delivered;
+			if (count !== delivered.length) {
 				// Some lease was lost and taken over meanwhile: record only the rows our update changed.
-				const ours = await models.WebhookDelivery.findAll({ where: { ...where(delivered), status: "delivered", deliveredAt: now }, attributes: ["id"], transaction: t });
-				const ids = new Set(ours.map(r => r.id));
-				recorded.push(...delivered.filter(o => ids.has(o.delivery.id)));
+				const rows = await models.WebhookDelivery.findAll({ where: { ...where(delivered), status: "delivered", deliveredAt: now }, attributes: ["id"], transaction: t });
+				const ids = new Set(rows.map(r => r.id));
+				ours = delivered.filter(o => ids.has(o.delivery.id));
 			}
+			recorded.push(...ours.map(o => ({ ...o, result: "delivered" as const })));
 		}
 		for (const o of others) {
 			const attempt = o.delivery.attempts;
@@ -243,7 +252,7 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 				},
 				{ where: { id: o.delivery.id, leaseToken: o.delivery.leaseToken, status: "sending" }, transaction: t },
 			);
-			if (count === 1 && !o.canceled) recorded.push(o);
+			if (count === 1 && !o.canceled) recorded.push({ ...o, result: next ? "retrying" : "failed" });
 		}
 		for (const o of recorded) {
 			const d = o.delivery;
@@ -266,7 +275,7 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 			});
 		}
 		if (logs.length) await models.WebhookLog.bulkCreate(logs, { transaction: t, validate: false, hooks: false });
-		return recorded.length;
+		return recorded.map(o => ({ outcome: o.result, durationMs: o.durationMs }));
 	});
 }
 

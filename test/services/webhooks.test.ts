@@ -3,12 +3,14 @@
  * with backoff and their logs, durability across a broker restart and an interrupted attempt,
  * two brokers on one database, test sends, logs, inbound events.
  */
+import crypto from "node:crypto";
 import type { ServiceSchema } from "moleculer";
 import { claimDue } from "../../lib/webhooks/queue";
 import { verifyWebhookSignature } from "../../lib/webhooks/signature";
 import { intentBody, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 import { BACKEND, startNode, TestNode, StartOptions } from "../helpers/harness";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
+import { until } from "../helpers/until";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 
 jest.setTimeout(60_000);
@@ -122,6 +124,21 @@ describe("webhooks service", () => {
 			expect(receiver.received.map(r => r.json.type)).toEqual(["payment_intent.canceled"]);
 			expect(receiver.received[0].json.data.object.status).toBe("canceled");
 			expect(await node.app.models.OutboxEvent.count({ where: { publishedAt: null } })).toBe(0);
+		});
+
+		it("relays the outbox when asked to while a round runs: the request is kept for the next round", async () => {
+			const m = await merchant(node, receiver.url);
+			await drain(node);
+			// An event whose Moleculer event never came (emitted on a node that went away): only a full round relays it.
+			const id = crypto.randomUUID();
+			await node.app.models.OutboxEvent.create({ id, type: "payment_intent.canceled", organizationId: m.sandbox.id, apiKeyId: m.key.id, livemode: false, payload: { id: crypto.randomUUID(), status: "canceled" }, createdAt: new Date(), publishedAt: null });
+			const dispatcher = node.broker.getLocalService("webhooks") as unknown as { kick(full?: boolean): void; running: Promise<void> | null; again: boolean };
+			dispatcher.kick(false); // a round that only claims (as after an attempt finished)...
+			dispatcher.kick(true); // ...during which a new payment event asks for a relay
+			await until("dispatcher idle", () => dispatcher.running === null && !dispatcher.again);
+			expect((await node.app.models.OutboxEvent.findByPk(id))!.publishedAt).not.toBeNull();
+			const [hit] = await receiver.waitFor(1);
+			expect(hit.json.id).toBe(id);
 		});
 
 		it("goes to the key's current URL", async () => {

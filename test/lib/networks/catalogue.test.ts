@@ -8,7 +8,7 @@ import { getAddress } from "ethers";
 import { PublicKey } from "@solana/web3.js";
 import { TronWeb } from "tronweb";
 import { Address } from "@ton/core";
-import { CATALOGUE, CHAIN_TYPES, CATALOGUE_NAMESPACE, catalogueNetwork, networkIdFor, tokenIdFor } from "../../../lib/networks/catalogue";
+import { CATALOGUE, CHAIN_TYPES, CATALOGUE_NAMESPACE, catalogueNetwork, catalogueSlugOf, networkIdFor, tokenIdFor } from "../../../lib/networks/catalogue";
 import { catalogueRows, isTokenDeployed, tokenActivation } from "../../../lib/networks/seed";
 import { MAX_DECIMALS } from "../../../lib/money";
 import { NETWORK_COLUMNS } from "../../../models/network.model";
@@ -34,6 +34,12 @@ describe("network catalogue", () => {
 		expect(networkIdFor("ethereum")).not.toBe(networkIdFor("ethereum-sepolia"));
 		expect(tokenIdFor("ethereum", "USDC")).not.toBe(tokenIdFor("ethereum-sepolia", "USDC"));
 		expect(CATALOGUE_NAMESPACE).toMatch(/^[0-9a-f-]{36}$/);
+	});
+
+	it("gives back the slug of each network id, and nothing for an id it does not make", () => {
+		for (const n of CATALOGUE) expect(catalogueSlugOf(networkIdFor(n.slug))).toBe(n.slug);
+		expect(catalogueSlugOf(tokenIdFor("ethereum", "ETH"))).toBeUndefined();
+		expect(catalogueSlugOf(crypto.randomUUID())).toBeUndefined();
 	});
 
 	it("has a main and a test network for every chain type, and nothing else", () => {

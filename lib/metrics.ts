@@ -1,0 +1,130 @@
+/**
+ * The gateway's own metrics (docs/deployment.md "Metrics") on Moleculer's metric registry, which
+ * the Prometheus reporter serves when METRICS=true (moleculer.config.ts). The names are fixed:
+ * dashboards and alert rules use them. Labels take values from small fixed sets (organization
+ * mode, network slug, outcome), never ids, addresses, URLs or secrets.
+ *
+ * Every helper is a no-op when metrics are off, and never throws: a metric that cannot be
+ * written must not fail a payment that has committed.
+ */
+import type { MetricRegistry, ServiceBroker } from "moleculer";
+import type { OrganizationMode } from "../models/organization.model";
+
+export const METRIC = {
+	intentsCreated: "payments.intents.created",
+	intentsSettled: "payments.intents.settled",
+	transactionsCredited: "payments.transactions.credited",
+	webhookDeliveries: "webhooks.deliveries",
+	webhookLatency: "webhooks.delivery.latency",
+	outboxBacklog: "webhooks.outbox.backlog",
+	watcherHead: "watcher.head",
+	watcherCursor: "watcher.cursor",
+	watcherLag: "watcher.lag",
+	sweepOutcomes: "sweeps.outcomes",
+} as const;
+
+/** What became of one webhook attempt: delivered (a 200), retrying (failed, another attempt is scheduled), failed (the last attempt failed). */
+export const WEBHOOK_OUTCOMES = ["delivered", "retrying", "failed"] as const;
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/** A sweep transaction's steps: broadcast, confirmed, failed (reverted, nonce taken), replaced (fee bump), skipped (not worth its fee, ended unsent). */
+export const SWEEP_OUTCOMES = ["broadcast", "confirmed", "failed", "replaced", "skipped"] as const;
+export type SweepOutcome = (typeof SWEEP_OUTCOMES)[number];
+
+/** The labels of each metric (the only ones it accepts). */
+interface MetricLabels {
+	"payments.intents.created": { mode: OrganizationMode };
+	"payments.intents.settled": { network: string };
+	"payments.transactions.credited": { network: string };
+	"webhooks.deliveries": { outcome: WebhookOutcome };
+	"webhooks.delivery.latency": Record<string, never>;
+	"webhooks.outbox.backlog": Record<string, never>;
+	"watcher.head": { network: string };
+	"watcher.cursor": { network: string };
+	"watcher.lag": { network: string };
+	"sweeps.outcomes": { network: string; outcome: SweepOutcome };
+}
+
+type CounterName = typeof METRIC.intentsCreated | typeof METRIC.intentsSettled | typeof METRIC.transactionsCredited | typeof METRIC.webhookDeliveries | typeof METRIC.sweepOutcomes;
+type GaugeName = typeof METRIC.outboxBacklog | typeof METRIC.watcherHead | typeof METRIC.watcherCursor | typeof METRIC.watcherLag;
+type HistogramName = typeof METRIC.webhookLatency;
+
+/** Histograms' `buckets: true` are Moleculer's default buckets, in milliseconds (1 ms to 10 s). */
+type Definition = (MetricRegistry.CounterMetricOptions | MetricRegistry.GaugeMetricOptions | MetricRegistry.HistogramMetricOptions) & { name: keyof MetricLabels };
+
+const DEFINITIONS: Definition[] = [
+	{ type: "counter", name: METRIC.intentsCreated, labelNames: ["mode"], description: "Payment intents created (API and pay page)" },
+	{ type: "counter", name: METRIC.intentsSettled, labelNames: ["network"], description: "Payment intents that reached succeeded" },
+	{ type: "counter", name: METRIC.transactionsCredited, labelNames: ["network"], description: "Transfers credited to checkouts (each transfer once)" },
+	{ type: "counter", name: METRIC.webhookDeliveries, labelNames: ["outcome"], description: "Webhook attempts by outcome" },
+	{ type: "histogram", name: METRIC.webhookLatency, labelNames: [], unit: "millisecond", buckets: true, description: "Webhook attempt duration, request to answer (ms)" },
+	{ type: "gauge", name: METRIC.outboxBacklog, labelNames: [], description: "Payment events not yet relayed to the webhook queue" },
+	{ type: "gauge", name: METRIC.watcherHead, labelNames: ["network"], description: "Chain watcher head (block)" },
+	{ type: "gauge", name: METRIC.watcherCursor, labelNames: ["network"], description: "Chain watcher cursor (block)" },
+	{ type: "gauge", name: METRIC.watcherLag, labelNames: ["network"], description: "Chain watcher lag (blocks)" },
+	{ type: "counter", name: METRIC.sweepOutcomes, labelNames: ["network", "outcome"], description: "Sweep transactions by outcome" },
+];
+
+const registered = new WeakSet<ServiceBroker>();
+
+/** The broker's registry with the gateway's metrics in it (registered once per broker); null when metrics are off. */
+function registryOf(broker: ServiceBroker): ServiceBroker["metrics"] | null {
+	if (!broker.isMetricsEnabled()) return null;
+	const registry = broker.metrics;
+	if (!registered.has(broker)) {
+		// Registering a name again would replace the metric and lose its values.
+		for (const def of DEFINITIONS) {
+			if (registry.hasMetric(def.name)) continue;
+			// One call per type: register's overloads take one type at a time.
+			if (def.type === "histogram") registry.register({ ...def });
+			else if (def.type === "counter") registry.register({ ...def });
+			else registry.register({ ...def });
+		}
+		registered.add(broker);
+	}
+	return registry;
+}
+
+function safely(broker: ServiceBroker, name: string, write: (registry: ServiceBroker["metrics"]) => void): void {
+	try {
+		const registry = registryOf(broker);
+		if (registry) write(registry);
+	} catch (err) {
+		broker.logger.warn(`Metric ${name} could not be written: ${(err as Error).message}`);
+	}
+}
+
+/** Registers the gateway's metrics on a broker (lib/node.ts, once per broker); a no-op when metrics are off. */
+export function registerAppMetrics(broker: ServiceBroker): void {
+	safely(broker, "registration", () => undefined);
+}
+
+export function countMetric<N extends CounterName>(broker: ServiceBroker, name: N, labels: MetricLabels[N], by = 1): void {
+	safely(broker, name, registry => registry.increment(name, labels, by));
+}
+
+/**
+ * Shows counters at 0 before their first event: Prometheus' `increase()` needs a sample before
+ * the first increment, or an alert on the first failure never fires.
+ */
+export function startCounters<N extends CounterName>(broker: ServiceBroker, name: N, labelSets: Array<MetricLabels[N]>): void {
+	safely(broker, name, registry => {
+		for (const labels of labelSets) registry.increment(name, labels, 0);
+	});
+}
+
+export function setGauge<N extends GaugeName>(broker: ServiceBroker, name: N, value: number, labels: MetricLabels[N]): void {
+	safely(broker, name, registry => registry.set(name, value, labels));
+}
+
+export function observeMetric<N extends HistogramName>(broker: ServiceBroker, name: N, value: number, labels: MetricLabels[N]): void {
+	safely(broker, name, registry => registry.observe(name, value, labels));
+}
+
+/** Removes one labelled series of a gauge from this node's export (a watcher that no longer leads a network). */
+export function dropSeries<N extends GaugeName>(broker: ServiceBroker, name: N, labels: MetricLabels[N]): void {
+	safely(broker, name, registry => {
+		const metric = registry.getMetric(name);
+		if (metric && metric.values.delete(metric.hashingLabels(labels))) metric.setDirty();
+	});
+}
