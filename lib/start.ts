@@ -1,4 +1,4 @@
-/** `npm start`: one node with the services of SERVICES (default: all), from the environment. */
+/** `npm start`: one node with the services of SERVICES (default: all), from the environment. `npm run repl` is lib/repl.ts. */
 import { loadConfig, readDotEnv } from "./config";
 import { createNode } from "./node";
 
@@ -15,7 +15,6 @@ async function main(): Promise<void> {
 	};
 	process.once("SIGTERM", () => void shutdown("SIGTERM"));
 	process.once("SIGINT", () => void shutdown("SIGINT"));
-	if (process.argv.includes("--repl")) await broker.repl();
 }
 
 main().catch(err => {
