@@ -43,6 +43,25 @@ export interface NodeOptions {
 	extraLogger?: Loggers.Base<{ level?: Loggers.LogLevels }>;
 }
 
+/**
+ * A broker whose `stop()` runs once however many callers ask at the same time. Moleculer's own
+ * SIGINT/SIGTERM handler, lib/start.ts's and the REPL's `quit` / Ctrl+D each call `stop()`; without
+ * this, two of them at once stopped every service twice (each logging its stop twice). A stop
+ * asked for after the previous one finished runs again (tests restart brokers).
+ */
+export class NodeBroker extends ServiceBroker {
+	private stopRun: Promise<void> | null = null;
+
+	stop(): Promise<void> {
+		if (!this.stopRun) {
+			this.stopRun = super.stop().finally(() => {
+				this.stopRun = null;
+			});
+		}
+		return this.stopRun;
+	}
+}
+
 export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 	const { config } = opts;
 	const sequelize = createSequelize(config.databaseUrl);
@@ -53,7 +72,7 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 	const options = brokerOptions(config, opts.env || process.env, redis);
 	if (opts.nodeID) options.nodeID = opts.nodeID;
 	if (opts.extraLogger) options.logger = [options.logger, opts.extraLogger] as BrokerOptions["logger"];
-	const broker = new ServiceBroker({
+	const broker = new NodeBroker({
 		...options,
 		stopped: async () => {
 			await sequelize.close().catch(() => undefined);

@@ -1,4 +1,4 @@
-/** `npm start`: one node with the services of SERVICES (default: all), from the environment. */
+/** `npm start`: one node with the services of SERVICES (default: all), from the environment. `npm run repl` is lib/repl.ts. */
 import { loadConfig, readDotEnv } from "./config";
 import { captureError, flushErrorTracking, initErrorTracking, isOutage } from "./error-tracking";
 import { createNode } from "./node";
@@ -19,7 +19,6 @@ async function main(): Promise<void> {
 	};
 	process.once("SIGTERM", () => void shutdown("SIGTERM"));
 	process.once("SIGINT", () => void shutdown("SIGINT"));
-	if (process.argv.includes("--repl")) await broker.repl();
 }
 
 main().catch(async err => {

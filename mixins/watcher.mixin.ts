@@ -2,13 +2,16 @@
  * The part of every chain watcher that is not chain-specific (docs/watchers.md): which networks
  * to follow (active networks of the chain type with an RPC URL configured), one NetworkWatcher
  * loop per network (lease, cursor, reorgs, reports: lib/watchers/runner.ts), the payments port
- * over the transactions service's actions, lag metrics, and the `status` action support staff
- * call from the REPL. `watcher-evm`, and later `watcher-bitcoin`, ... are thin services over it:
+ * over the transactions service's actions, lag metrics, the `status` action and the support
+ * staff's `support.*` actions (the REPL's `watchers` commands). `watcher-evm`, and later `watcher-bitcoin`, ... are thin services over it:
  * they give the chain type and how to build a chain source for a network.
  */
-import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { appOf } from "../lib/app";
 import { captureLoopError } from "../lib/error-tracking";
+import { badRequest, notFound } from "../lib/errors";
+import { BLOCK_NUMBER, SUPPORT_HASH } from "../lib/support/params";
+import { rewindForReplay, SupportCursor, SupportRewind, SupportTransfer, transfersByHash } from "../lib/watchers/store";
 import type { ChainSource } from "../lib/chains/source";
 import { dropSeries, METRIC, setGauge } from "../lib/metrics";
 import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
@@ -29,10 +32,12 @@ interface WatcherVars {
 
 interface WatcherMethods {
 	refreshNetworks(): Promise<void>;
+	slugs(): Promise<Map<string, string>>;
 	paymentsPort(): PaymentsPort;
 }
 
 type WatcherThis = Service & WatcherVars & WatcherMethods;
+
 
 /** How often the followed networks are re-read (a network switched on or off, a token added). */
 const NETWORKS_REFRESH_MS = 60_000;
@@ -50,9 +55,89 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 					return [...this.runners.values()].map(r => ({ ...r.status }));
 				},
 			},
+
+			// Support staff's actions (REPL `watchers`, `tx`, `watchers rewind`; docs/operations.md).
+			// Internal: no route (`auth: "admin"` should one ever be added).
+
+			/** The stored cursor and lease of every network of this chain type (also when its leader is gone). */
+			"support.cursors": {
+				visibility: "public",
+				auth: "admin",
+				params: { $$strict: "remove" },
+				async handler(this: WatcherThis): Promise<SupportCursor[]> {
+					const { models } = appOf(this.broker);
+					const [rows, slugs] = await Promise.all([models.ChainCursor.findAll({ where: { chainType: opts.chainType } }), this.slugs()]);
+					return rows.map(r => ({
+						networkId: r.networkId,
+						slug: slugs.get(r.networkId) ?? null,
+						chainType: r.chainType,
+						blockNumber: r.blockNumber,
+						leaseOwner: r.leaseOwner,
+						leaseUntil: r.leaseUntil ? r.leaseUntil.toISOString() : null,
+						updatedAt: r.updatedAt ? new Date(r.updatedAt).toISOString() : null,
+					}));
+				},
+			},
+
+			/** What this chain type's watchers stored of one chain transaction (status, what payments acknowledged). */
+			"support.transfers": {
+				visibility: "public",
+				auth: "admin",
+				params: { $$strict: "remove", txHash: SUPPORT_HASH },
+				async handler(this: WatcherThis, ctx: Context<{ txHash: string }>): Promise<SupportTransfer[]> {
+					const { models } = appOf(this.broker);
+					const cursors = await models.ChainCursor.findAll({ where: { chainType: opts.chainType }, attributes: ["networkId"] });
+					const [rows, slugs] = await Promise.all([transfersByHash(models, cursors.map(c => c.networkId), ctx.params.txHash), this.slugs()]);
+					return rows.map(r => ({
+						networkId: r.networkId,
+						slug: slugs.get(r.networkId) ?? null,
+						txHash: r.txHash,
+						logIndex: Number(r.logIndex),
+						blockNumber: Number(r.blockNumber),
+						toAddress: r.toAddress,
+						tokenId: r.tokenId,
+						amount: r.amount,
+						status: r.status,
+						reported: r.reported,
+						pending: !!r.pending,
+					}));
+				},
+			},
+
+			/**
+			 * Replays a range: the network's cursor goes back to `block` (lib/watchers/store.ts
+			 * `rewindForReplay`) and the blocks after it are read again. Refused for a network this
+			 * node does not follow, a block the chain does not have, or one not before the cursor.
+			 */
+			"support.rewind": {
+				visibility: "public",
+				auth: "admin",
+				params: { $$strict: "remove", network: { type: "string", min: 1, max: 100 }, block: BLOCK_NUMBER },
+				async handler(this: WatcherThis, ctx: Context<{ network: string; block: number }>) {
+					const app = appOf(this.broker);
+					const { network, block } = ctx.params;
+					const runner = [...this.runners.values()].find(r => r.status.slug === network || r.status.networkId === network);
+					if (!runner) throw notFound(`Network ${network} is not followed by ${this.name} on node ${this.broker.nodeID}`);
+					const ref = await runner.readBlock(block);
+					if (!ref) throw badRequest(`Block ${block} is not on the ${runner.status.slug} chain of the node this watcher reads (head below it?)`);
+					const done = await rewindForReplay(app.sequelize, app.models, runner.status.networkId, { number: ref.number, hash: ref.hash }, app.clock.now());
+					if (!done.ok) throw badRequest(`Cannot rewind ${runner.status.slug}: ${done.reason}`);
+					this.logger.warn(`Watcher ${opts.chainType}: ${runner.status.slug} rewound from block ${done.from} to ${done.to} by support; blocks ${done.to + 1}..${done.from} are read again`);
+					const out: SupportRewind = { networkId: runner.status.networkId, slug: runner.status.slug, from: done.from, to: done.to, hash: ref.hash };
+					return out;
+				},
+			},
 		},
 
 		methods: {
+			/** Slugs of this chain type's networks by id (support views). */
+			async slugs(this: WatcherThis): Promise<Map<string, string>> {
+				const networks = (await this.broker.call("networks.watchable", { chainType: opts.chainType })) as WatchableNetwork[];
+				const out = new Map(networks.map(n => [n.id, n.slug]));
+				for (const r of this.runners.values()) out.set(r.status.networkId, r.status.slug);
+				return out;
+			},
+
 			paymentsPort(this: WatcherThis): PaymentsPort {
 				const call = <T>(action: string, params: object) => this.broker.call(action, params) as Promise<T>;
 				return {

@@ -38,6 +38,8 @@ import {
 	withPaymentLocked,
 } from "../lib/payments/store";
 import { intentConfirmedView, intentCreatedView, intentStatusView, intentUpdatedView, intentView, payPageUrl } from "../lib/payments/views";
+import { checkoutsOf, intentEvents, supportIntentView, supportLinkView } from "../lib/payments/support";
+import { SUPPORT_ID } from "../lib/support/params";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
 import { OrgScope, OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { PaymentIntent } from "../models/payment-intent.model";
@@ -422,6 +424,29 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 			params: { $$strict: "remove" },
 			async handler(this: IntentsThis): Promise<SweepResult> {
 				return this.sweep();
+			},
+		},
+
+		/**
+		 * Support staff (REPL `intent <id>`, docs/operations.md): an intent of any organization with
+		 * its link, checkouts and webhook events. Internal: no route; `auth: "admin"` should one ever
+		 * be added by mistake.
+		 */
+		"support.get": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove", id: SUPPORT_ID },
+			async handler(this: IntentsThis, ctx: Ctx<{ id: string }>) {
+				const { models, config } = appOf(this.broker);
+				const intent = await models.PaymentIntent.findByPk(ctx.params.id);
+				if (!intent) throw intentNotFound();
+				const link = await models.PaymentLink.findByPk(intent.paymentLinkId);
+				return {
+					intent: supportIntentView(intent),
+					link: link ? { ...supportLinkView(link), payPageUrl: payPageUrl(config.publicUrl, link.slug) } : null,
+					transactions: await checkoutsOf(models, { intentId: intent.id }),
+					events: await intentEvents(models, intent, intent.createdAt),
+				};
 			},
 		},
 	},

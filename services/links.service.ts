@@ -30,7 +30,9 @@ import { frontendOrigin } from "../lib/payments/origin";
 import { parseSupportPercent } from "../lib/payments/quote";
 import { simulatedCredit } from "../lib/payments/settlement";
 import { cancelIntent, Effects, expiryDue, findLink, inTransaction, lapseCheckouts, openCheckout, sweepExpired, withPaymentLocked } from "../lib/payments/store";
-import { intentConfirmedView, linkPublicView, linkView, payDetailsView, transactionView } from "../lib/payments/views";
+import { intentConfirmedView, linkPublicView, linkView, payDetailsView, payPageUrl, transactionView } from "../lib/payments/views";
+import { checkoutsOf, supportLinkView } from "../lib/payments/support";
+import { SUPPORT_ID } from "../lib/support/params";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { PaymentLink } from "../models/payment-link.model";
@@ -630,6 +632,27 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				await ctx.call("transactions.credit", simulatedCredit(tx));
 				const after = await models.Transaction.findByPk(tx.id);
 				return transactionView(after ?? tx);
+			},
+		},
+
+		/**
+		 * Support staff (REPL `link <id|slug>`, docs/operations.md): a link of any organization, by
+		 * id or slug, deleted ones too, with its checkouts. Internal: no route.
+		 */
+		"support.get": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove", id: { ...SUPPORT_ID, optional: true }, slug: { type: "string", pattern: SLUG_PATTERN, optional: true } },
+			async handler(this: LinksThis, ctx: Ctx<{ id?: string; slug?: string }>) {
+				const { models, config } = appOf(this.broker);
+				const { id, slug } = ctx.params;
+				if (!id === !slug) throw badRequest("Give the link's id or its slug");
+				const link = await models.PaymentLink.findOne({ where: id ? { id } : { slug: slug as string } });
+				if (!link) throw notFound("Payment link not found");
+				return {
+					link: { ...supportLinkView(link), payPageUrl: payPageUrl(config.publicUrl, link.slug) },
+					transactions: await checkoutsOf(models, { paymentLinkId: link.id }),
+				};
 			},
 		},
 	},

@@ -12,6 +12,7 @@ import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
 import type { AuthMeta } from "../lib/meta";
 import type { MembershipRole, OrganizationMode } from "../models/organization.model";
+import { SUPPORT_ID } from "../lib/support/params";
 
 registerTranslations("es", {
 	"Organization not found": "Organización no encontrada",
@@ -149,6 +150,19 @@ const OrganizationsService: ServiceSchema<{ rest: string }, OrgMethods & Record<
 				if (!row) throw organizationNotFound();
 				if (roles && roles.length > 0 && !roles.includes(row.role)) throw forbidden("Insufficient role");
 				return { id: row.id, name: row.name, mode: row.mode, role: row.role };
+			},
+		},
+
+		/** Support staff (REPL `webhooks failed <orgId>`): an organization by id, whoever asks. Internal: no route. */
+		"support.get": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove", id: SUPPORT_ID },
+			async handler(this: OrgThis, ctx: Ctx<{ id: string }>) {
+				const { models } = appOf(this.broker);
+				const org = await models.Organization.findByPk(ctx.params.id, { attributes: ["id", "name", "mode"] });
+				if (!org) throw organizationNotFound();
+				return { id: org.id, name: org.name, mode: org.mode };
 			},
 		},
 	},

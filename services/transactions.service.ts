@@ -29,6 +29,8 @@ import { recordDetection, revertDetection, settleDetection } from "../lib/paymen
 import { applyCredit, assertSimulatable, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
 import { Effects, expiryDue, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired, withPaymentLocked } from "../lib/payments/store";
 import { transactionView } from "../lib/payments/views";
+import { checkoutDetails, checkoutIdsByHash } from "../lib/payments/support";
+import { SUPPORT_HASH, SUPPORT_ID } from "../lib/support/params";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { AuthMeta } from "../lib/meta";
 import type { Transaction } from "../models/transaction.model";
@@ -575,6 +577,32 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 					raw: true,
 				});
 				return rows.map(r => r.depositAddress);
+			},
+		},
+
+		/**
+		 * Support staff (REPL `tx <id|hash>`, docs/operations.md): checkouts of any organization by
+		 * our id or by a chain transaction hash (credited or only detected), each with its
+		 * detections, credits and its intent's webhook events since it opened. Internal: no route.
+		 * (`support.*` are the support staff's actions; `support` above is the payer's tip.)
+		 */
+		"support.find": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove", id: { ...SUPPORT_ID, optional: true }, hash: { ...SUPPORT_HASH, optional: true } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ id?: string; hash?: string }>) {
+				const { models } = appOf(this.broker);
+				const { id, hash } = ctx.params;
+				if (!id === !hash) throw badRequest("Give the transaction's id or a chain transaction hash");
+				let ids: string[];
+				if (id) ids = [id];
+				else {
+					const networks = (await ctx.call("networks.list", {})) as NetworkView[];
+					ids = await checkoutIdsByHash(models, networks.map(n => n.id), hash as string);
+				}
+				const rows = ids.length ? await models.Transaction.findAll({ where: { id: ids }, order: [["createdAt", "ASC"]] }) : [];
+				if (id && rows.length === 0) throw transactionNotFound();
+				return { transactions: await Promise.all(rows.map(tx => checkoutDetails(models, tx))) };
 			},
 		},
 	},

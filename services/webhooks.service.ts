@@ -14,7 +14,7 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import { sha256Hex } from "../lib/crypto";
-import { badRequest, notFound, serviceUnavailable } from "../lib/errors";
+import { badRequest, httpError, notFound, serviceUnavailable } from "../lib/errors";
 import { inboundWebhooksRefused } from "../lib/config";
 import { captureLoopError } from "../lib/error-tracking";
 import { registerTranslations } from "../lib/i18n";
@@ -31,10 +31,13 @@ import {
 	receives,
 	recordOutcomes,
 	relayOutbox,
+	requeueEnded,
 	takeOverExpired,
 	WebhookTarget,
 } from "../lib/webhooks/queue";
 import { sendWebhook } from "../lib/webhooks/sender";
+import { deliveriesWithAttempts, failedDeliveries, outboxBacklog, SUPPORT_DELIVERIES_MAX } from "../lib/webhooks/support";
+import { SUPPORT_ID } from "../lib/support/params";
 import { signWebhookBody, verifyWebhookSignature } from "../lib/webhooks/signature";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { WebhookDelivery } from "../models/webhook-delivery.model";
@@ -292,6 +295,70 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 				});
 				const unpublished = await models.OutboxEvent.count({ where: { publishedAt: null } });
 				return { byStatus, unpublishedOutbox: unpublished, oldestDueAt: oldestDue?.nextAttemptAt?.toISOString() ?? null, inFlight: this.inFlight.size, node: this.owner };
+			},
+		},
+
+		// Support staff's actions (REPL `tx`, `intent`, `webhooks failed|redeliver`, `outbox`;
+		// docs/operations.md): any organization's deliveries, so internal only, with no route
+		// (`auth: "admin"` should one ever be added). Bodies and answers are never returned.
+
+		/** Deliveries by id or by the events they carry, with their attempts. */
+		"support.deliveries": {
+			visibility: "public",
+			auth: "admin",
+			params: {
+				$$strict: "remove",
+				ids: { type: "array", items: SUPPORT_ID, max: SUPPORT_DELIVERIES_MAX, optional: true },
+				eventIds: { type: "array", items: SUPPORT_ID, max: SUPPORT_DELIVERIES_MAX, optional: true },
+			},
+			async handler(this: WebhooksThis, ctx: Ctx<{ ids?: string[]; eventIds?: string[] }>) {
+				const { ids, eventIds } = ctx.params;
+				if (!ids === !eventIds) throw badRequest("Give delivery ids or event ids");
+				return deliveriesWithAttempts(appOf(this.broker).models, { ids, eventIds });
+			},
+		},
+
+		/** Failed deliveries, newest first, of one organization or all. */
+		"support.failed": {
+			visibility: "public",
+			auth: "admin",
+			params: {
+				$$strict: "remove",
+				organizationId: { ...SUPPORT_ID, optional: true },
+				limit: { type: "number", integer: true, min: 1, max: SUPPORT_DELIVERIES_MAX, convert: true, optional: true },
+			},
+			async handler(this: WebhooksThis, ctx: Ctx<{ organizationId?: string; limit?: number }>) {
+				return failedDeliveries(appOf(this.broker).models, { organizationId: ctx.params.organizationId, limit: ctx.params.limit ?? 20 });
+			},
+		},
+
+		/** Sends a delivery that ended without a 200 again, through the queue (lib/webhooks/queue.ts `requeueEnded`). */
+		"support.redeliver": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove", id: SUPPORT_ID },
+			async handler(this: WebhooksThis, ctx: Ctx<{ id: string }>) {
+				const app = appOf(this.broker);
+				const attemptsBefore = await requeueEnded(app, ctx.params.id);
+				if (attemptsBefore === null) {
+					const row = await app.models.WebhookDelivery.findByPk(ctx.params.id, { attributes: ["id", "status"] });
+					if (!row) throw notFound("Webhook delivery not found");
+					throw httpError(409, `Delivery ${row.id} is ${row.status}: only a failed or canceled delivery can be sent again`);
+				}
+				this.kick();
+				const [delivery] = await deliveriesWithAttempts(app.models, { ids: [ctx.params.id] });
+				return { delivery, attemptsBefore };
+			},
+		},
+
+		/** The backlog: outbox rows not yet queued, deliveries waiting or being sent, per type. */
+		"support.outbox": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove" },
+			async handler(this: WebhooksThis) {
+				const { models, clock } = appOf(this.broker);
+				return outboxBacklog(models, clock.now());
 			},
 		},
 	},

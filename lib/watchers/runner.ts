@@ -132,6 +132,11 @@ export class NetworkWatcher {
 		this.loop = this.run();
 	}
 
+	/** A block of this network as its node has it now, null when the node has none at that height (support's rewind). */
+	readBlock(n: number): Promise<BlockRef | null> {
+		return this.deps.source.block(n);
+	}
+
 	/** Stops the loop, waits for the step in progress, and gives the lease up. */
 	async stop(): Promise<void> {
 		this.running = false;

@@ -130,6 +130,81 @@ export async function rewindTo(sequelize: Sequelize, models: Models, lease: Leas
 	});
 }
 
+/** A network's stored cursor and lease as support sees them (`watcher-*.support.cursors`). */
+export interface SupportCursor {
+	networkId: string;
+	slug: string | null;
+	chainType: string;
+	blockNumber: number | null;
+	leaseOwner: string | null;
+	leaseUntil: string | null;
+	updatedAt: string | null;
+}
+
+/** A stored transfer as support sees it (`watcher-*.support.transfers`). */
+export interface SupportTransfer {
+	networkId: string;
+	slug: string | null;
+	txHash: string;
+	logIndex: number;
+	blockNumber: number;
+	toAddress: string;
+	tokenId: string;
+	amount: string;
+	status: string;
+	reported: string;
+	pending: boolean;
+}
+
+/** `watcher-*.support.rewind`: the cursor moved from `from` back to `to` (block `hash`). */
+export interface SupportRewind {
+	networkId: string;
+	slug: string;
+	from: number;
+	to: number;
+	hash: string;
+}
+
+export type ReplayRewind = { ok: true; from: number; to: number } | { ok: false; reason: string };
+
+/**
+ * Support's replay of a range (REPL `watchers rewind`, docs/operations.md): the cursor goes back
+ * to `target` (a block the chain has now) so every block after it is read again, and the lease is
+ * taken from whoever holds it (a new fencing token, no owner). A leader in the middle of a step
+ * so cannot write its older cursor over this one: its next write or renewal fails, it stands by,
+ * and the next holder (any replica) reads on from `target`. Transfers stored before are kept and
+ * skipped when read again (unique index); one missed the first time is stored and reported like
+ * any other. Only backwards: a cursor never skips blocks.
+ */
+export async function rewindForReplay(sequelize: Sequelize, models: Models, networkId: string, target: { number: number; hash: string }, now: Date): Promise<ReplayRewind> {
+	return inTransaction(sequelize, async t => {
+		const row = await models.ChainCursor.findByPk(networkId, { transaction: t, lock: t.LOCK.UPDATE });
+		if (!row || row.blockNumber === null) return { ok: false, reason: "the network has no cursor yet: nothing was read, nothing to replay" };
+		if (target.number >= row.blockNumber) return { ok: false, reason: `block ${target.number} is not before the cursor (block ${row.blockNumber}): a rewind only goes back` };
+		const recent = row.recentBlocks.filter(([n]) => n < target.number);
+		recent.push([target.number, target.hash]);
+		await models.ChainCursor.update(
+			{
+				blockNumber: target.number,
+				blockHash: target.hash,
+				recentBlocks: recent,
+				leaseOwner: null,
+				leaseUntil: null,
+				leaseToken: Sequelize.literal("leaseToken + 1") as unknown as number,
+				updatedAt: now,
+			},
+			{ where: { networkId }, transaction: t },
+		);
+		return { ok: true, from: row.blockNumber, to: target.number };
+	});
+}
+
+/** Transfers a watcher stored with this transaction hash (as given or lower case) on the given networks. */
+export async function transfersByHash(models: Models, networkIds: string[], txHash: string): Promise<ChainTransfer[]> {
+	if (networkIds.length === 0) return [];
+	return models.ChainTransfer.findAll({ where: { networkId: networkIds, txHash: [...new Set([txHash, txHash.toLowerCase()])] }, order: [["id", "ASC"]], limit: 100 });
+}
+
 /** Transfers the payments side still has to hear about, oldest first. */
 export async function pendingTransfers(models: Models, networkId: string, limit: number, afterId = 0): Promise<ChainTransfer[]> {
 	return models.ChainTransfer.findAll({ where: { networkId, pending: true, id: { [Op.gt]: afterId } }, order: [["id", "ASC"]], limit });

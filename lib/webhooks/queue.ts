@@ -17,7 +17,7 @@ import type { App } from "../app";
 import { uuid } from "../ids";
 import { inTransaction, isLockConflict } from "../db";
 import type { Models } from "../../models";
-import type { WebhookDelivery, DeliveryKind } from "../../models/webhook-delivery.model";
+import type { WebhookDelivery, DeliveryKind, DeliveryStatus } from "../../models/webhook-delivery.model";
 import type { WebhookTarget } from "../keys/webhook-url";
 import type { WebhooksConfig } from "./config";
 import { isDelivered, nextAttemptAt, truncateResponse } from "./policy";
@@ -298,6 +298,32 @@ export async function takeOverExpired(app: App, cfg: WebhooksConfig, owner: stri
 	);
 	if (count === 0) return [];
 	return models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" } });
+}
+
+/** Where a delivery ended without reaching the merchant: what support may send again. */
+export const REDELIVERABLE: readonly DeliveryStatus[] = ["failed", "canceled"];
+
+/**
+ * Support's redelivery (REPL `webhooks redeliver`): a delivery that ended without a 200 is due
+ * again now, back on the durable path every attempt takes (claim, send, record). Its attempt
+ * count goes on (the log numbers the new attempt next) and the retry schedule with it: one more
+ * attempt after the last scheduled one, or the rest of the schedule for a delivery canceled
+ * early. Conditional on the status and attempt count read, so two redeliveries at once re-queue
+ * it once. Returns the attempts made before (the next one is that plus one), or null when the
+ * delivery is not in a state to send again (the caller reads it to say why).
+ */
+export async function requeueEnded(app: App, deliveryId: string): Promise<number | null> {
+	const { models, clock } = app;
+	const row = await models.WebhookDelivery.findByPk(deliveryId, { attributes: ["id", "status", "attempts"] });
+	if (!row || !REDELIVERABLE.includes(row.status)) return null;
+	const now = clock.now();
+	const [count] = await retryOnLockConflict(() =>
+		models.WebhookDelivery.update(
+			{ status: "pending", nextAttemptAt: now, leaseOwner: null, leaseToken: null, leaseUntil: null, updatedAt: now },
+			{ where: { id: deliveryId, status: [...REDELIVERABLE], attempts: row.attempts } },
+		),
+	);
+	return count === 1 ? Number(row.attempts) : null;
 }
 
 /** Removes logs, finished deliveries, published outbox rows and inbound events older than the retention. */

@@ -1,7 +1,8 @@
 /**
  * A loopback JSON-RPC proxy in front of a node (anvil), to make it behave like a hosted provider
  * in tests: refuse wide eth_getLogs ranges the way providers do, answer 429 for a while, go down
- * and come back on the same port, and count the calls by method (batches counted per call).
+ * and come back on the same port, answer eth_getLogs with no logs (a provider whose log index
+ * missed blocks), and count the calls by method (batches counted per call).
  */
 import http from "node:http";
 import type net from "node:net";
@@ -32,6 +33,8 @@ export interface RpcProxy {
 	 * caller waits until the proxy stops): the node acted, the caller never heard. null: off.
 	 */
 	swallowAnswers(method: string | null): void;
+	/** true: eth_getLogs answers `[]` whatever the chain has (a provider's incomplete log index). */
+	hideLogs(on: boolean): void;
 	/** Closes the port and drops open connections (node down). */
 	stop(): Promise<void>;
 	/** Listens again on the same port (node back). */
@@ -46,6 +49,7 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 	let failures: { left: number; status: number } = { left: 0, status: 429 };
 	let stalls = 0;
 	let swallow: string | null = null;
+	let logsHidden = false;
 	const sockets = new Set<net.Socket>();
 	const held: http.ServerResponse[] = [];
 
@@ -66,6 +70,7 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 		calls.forEach((call, index) => {
 			counts.set(call.method, (counts.get(call.method) ?? 0) + 1);
 			if (refused(call)) answers.set(index, rangeError(call.id));
+			else if (logsHidden && call.method === "eth_getLogs") answers.set(index, { jsonrpc: "2.0", id: call.id, result: [] });
 			else passed.push({ index, call });
 		});
 		if (passed.length > 0) {
@@ -136,6 +141,9 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 		},
 		swallowAnswers(method: string | null) {
 			swallow = method;
+		},
+		hideLogs(on: boolean) {
+			logsHidden = on;
 		},
 		async stop() {
 			const closed = new Promise<void>(resolve => server.close(() => resolve()));
