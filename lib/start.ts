@@ -1,10 +1,10 @@
 /** `npm start`: one node with the services of SERVICES (default: all), from the environment. */
-import { loadConfig, readDotEnv } from "./config";
+import { loadConfig, processEnvironment } from "./config";
 import { createNode } from "./node";
 
 async function main(): Promise<void> {
 	// `.env` values reach both the app config and the broker options (NAMESPACE, NODE_ID, TCP_*, KAFKA_*).
-	const env = { ...readDotEnv(), ...process.env };
+	const env = processEnvironment();
 	const config = loadConfig(env);
 	const broker = await createNode({ config, env });
 	await broker.start();

@@ -794,7 +794,7 @@ const ApiService: GatewaySchema = {
 		this.cacheKeySalt = crypto.randomBytes(32).toString("hex");
 		this.unavailableWarnedAt = 0;
 		this.payStreams = new Set();
-		this.payEventsPollMs = Math.max(100, Number(process.env.PAY_EVENTS_POLL_MS) || 1000);
+		this.payEventsPollMs = app.config.payPage.eventsPollMs;
 		// Requests Node's parser rejects (oversized headers, garbage) still get the error shape.
 		this.server?.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
 			const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
