@@ -48,3 +48,13 @@ export const tooManyRequests = (message: string, errors?: FieldErrors, extra?: R
 
 /** A field-level validation failure, shaped like the validator's own. */
 export const invalidField = (field: string, code: string, message = "Bad Request") => badRequest(message, { [field]: code });
+
+/**
+ * Moleculer's errors for a call no node served: no node offers the service (now), or the node it
+ * went to never answered (timeout) or left with the call pending. Transient: the service comes back.
+ */
+const UNAVAILABLE_ERRORS = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError", "RequestRejectedError"]);
+
+export function isServiceUnavailable(err: unknown): boolean {
+	return UNAVAILABLE_ERRORS.has((err as { name?: string } | null)?.name ?? "");
+}
