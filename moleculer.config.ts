@@ -6,14 +6,13 @@ import os from "node:os";
 import type { BrokerOptions } from "moleculer";
 import type Redis from "ioredis";
 import type { AppConfig } from "./lib/config";
+import { int, list } from "./lib/env";
 import { RedisCacher } from "./lib/redis";
 import { KafkaJsTransporter, kafkaOptionsFromEnv } from "./lib/kafkajs-transporter";
 
 function tcpPort(value: string | undefined): number | undefined {
-	if (value === undefined || value.trim() === "") return undefined; // Moleculer picks a free one
-	const port = Number(value);
-	if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`Configuration: TCP_PORT must be a port number, got "${value}"`);
-	return port;
+	// Unset: Moleculer picks a free one.
+	return (value ?? "").trim() === "" ? undefined : int("TCP_PORT", value, 0, 1, 65535);
 }
 
 export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = process.env): BrokerOptions["transporter"] {
@@ -26,7 +25,7 @@ export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = pr
 			options: {
 				udpDiscovery: false,
 				port: tcpPort(env.TCP_PORT),
-				urls: env.TCP_URLS ? env.TCP_URLS.split(",").map(s => s.trim()) : url.startsWith("tcp://") ? url.slice(6).split(",") : [],
+				urls: env.TCP_URLS ? list(env.TCP_URLS) : url.startsWith("tcp://") ? url.slice(6).split(",") : [],
 			},
 		} as unknown as BrokerOptions["transporter"];
 	}
@@ -57,7 +56,7 @@ export function brokerOptions(config: AppConfig, env: NodeJS.ProcessEnv = proces
 		bulkhead: { enabled: false },
 		validator: true,
 		errorHandler: undefined,
-		metrics: { enabled: config.metrics, reporter: [{ type: "Prometheus", options: { port: Number(env.METRICS_PORT || 3030) } }] },
+		metrics: { enabled: config.metrics, reporter: [{ type: "Prometheus", options: { port: int("METRICS_PORT", env.METRICS_PORT, 3030, 0, 65535) } }] },
 		tracing: { enabled: config.tracing, exporter: [{ type: "Console" }] },
 		logger: { type: "Console", options: { level: config.logLevel, colors: process.stdout.isTTY, formatter: "short" } },
 		logLevel: config.logLevel as BrokerOptions["logLevel"],

@@ -6,6 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
+import { EnvVars, bool, httpUrl, int, list, num } from "./env";
+import { PaymentsConfig, paymentsConfigFromEnv } from "./payments/config";
+import { PricingConfig, parsePricingConfig } from "./pricing/config";
 import { WebhooksConfig, webhooksConfigFromEnv } from "./webhooks/config";
 import { WatchersConfig, watchersConfigFromEnv } from "./watchers/config";
 import { WithdrawalsConfig, withdrawalsConfigFromEnv } from "./withdrawals/config";
@@ -24,6 +27,12 @@ export interface AppConfig {
 	publicUrl: string;
 	secrets: { jwt: string; refresh: string; master: string };
 	paymentsWebhookSecret: string | null;
+	/** Payment window, expiry sweep, open checkouts per link, bridge fee model (lib/payments/config.ts). */
+	payments: PaymentsConfig;
+	/** The price feed (lib/pricing/config.ts); tests replace it at run time with `pricing.configureFeed`. */
+	pricing: PricingConfig;
+	/** The hosted pay page's event stream (docs/pay-page.md). */
+	payPage: { eventsPollMs: number };
 	/** Outbound delivery, logs and retention (lib/webhooks/config.ts). */
 	webhooks: WebhooksConfig;
 	/** Chain watchers: RPC URLs per network, leases, polling (lib/watchers/config.ts). */
@@ -64,7 +73,7 @@ export interface AppConfig {
 	testUsdcAddress?: string | null;
 }
 
-export type Env = Record<string, string | undefined>;
+export type Env = EnvVars;
 
 export interface ErrorTrackingConfig {
 	dsn: string | null;
@@ -76,31 +85,6 @@ export interface ErrorTrackingConfig {
 
 const DEFAULT_UPLOAD_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain", "text/csv"];
 
-function bool(value: string | undefined, fallback: boolean): boolean {
-	if (value === undefined || value === "") return fallback;
-	return ["1", "true", "yes", "on"].includes(value.toLowerCase());
-}
-
-function num(name: string, value: string | undefined, fallback: number): number {
-	if (value === undefined || value === "") return fallback;
-	const n = Number(value);
-	if (!Number.isFinite(n)) throw new Error(`Configuration: ${name} must be a number, got "${value}"`);
-	return n;
-}
-
-function int(name: string, value: string | undefined, fallback: number, min = -Infinity, max = Infinity): number {
-	const n = num(name, value, fallback);
-	if (!Number.isInteger(n) || n < min || n > max) {
-		const range = max === Infinity ? `at least ${min}` : `from ${min} to ${max}`;
-		throw new Error(`Configuration: ${name} must be a whole number ${range}, got "${value}"`);
-	}
-	return n;
-}
-
-function list(value: string | undefined): string[] {
-	return (value || "").split(",").map(s => s.trim()).filter(Boolean);
-}
-
 /** TRUST_PROXY: false/0 (default), true (one proxy), or the number of proxies in front. */
 function proxyHops(value: string | undefined): number {
 	if (value === undefined || value.trim() === "") return 0;
@@ -109,17 +93,6 @@ function proxyHops(value: string | undefined): number {
 	if (["1", "true", "yes", "on"].includes(v)) return 1;
 	if (["0", "false", "no", "off"].includes(v)) return 0;
 	throw new Error(`Configuration: TRUST_PROXY must be true, false or a number of proxies, got "${value}"`);
-}
-
-function httpUrl(name: string, value: string): string {
-	let url: URL;
-	try {
-		url = new URL(value);
-	} catch {
-		throw new Error(`Configuration: ${name} must be an http(s) URL, got "${value}"`);
-	}
-	if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`Configuration: ${name} must be an http(s) URL, got "${value}"`);
-	return value;
 }
 
 /** CORS_ORIGINS: `*`, or origins (`https://dash.example.com`, wildcards like `https://*.example.com`); a path or trailing slash is dropped. */
@@ -228,7 +201,17 @@ export function startupWarnings(config: AppConfig, services: string[]): string[]
 	return out;
 }
 
-export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): AppConfig {
+/**
+ * The environment a node process starts with: `.env` under the real environment. Under
+ * NODE_ENV=test the process's environment alone: tests give every node its settings explicitly, so
+ * a developer's `.env` (a live price feed, another database) never reaches a test node.
+ */
+export function processEnvironment(processEnv: Env = process.env, dotEnvFile?: string): Env {
+	if (processEnv.NODE_ENV === "test") return { ...processEnv };
+	return { ...readDotEnv(dotEnvFile), ...processEnv };
+}
+
+export function loadConfig(envIn: Env = processEnvironment()): AppConfig {
 	const env = envIn;
 	const nodeEnv = env.NODE_ENV === "production" ? "production" : env.NODE_ENV === "test" ? "test" : "development";
 	const production = nodeEnv === "production";
@@ -242,8 +225,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 	const rateLimitScale = num("RATE_LIMIT_SCALE", env.RATE_LIMIT_SCALE, 1);
 	if (!(rateLimitScale > 0)) throw new Error(`Configuration: RATE_LIMIT_SCALE must be a positive number, got "${env.RATE_LIMIT_SCALE}"`);
 	const trustProxyHops = proxyHops(env.TRUST_PROXY);
-	const minScore = num("RECAPTCHA_MIN_SCORE", env.RECAPTCHA_MIN_SCORE, 0.5);
-	if (minScore < 0 || minScore > 1) throw new Error(`Configuration: RECAPTCHA_MIN_SCORE must be between 0 and 1, got "${env.RECAPTCHA_MIN_SCORE}"`);
+	const minScore = num("RECAPTCHA_MIN_SCORE", env.RECAPTCHA_MIN_SCORE, 0.5, 0, 1);
 	return {
 		env: nodeEnv,
 		port,
@@ -251,10 +233,13 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		databaseUrl: env.DATABASE_URL || `sqlite:${path.join(dataDir, "gateway.sqlite")}`,
 		redisUrl,
 		transporter: env.TRANSPORTER || null,
-		services: env.SERVICES ? env.SERVICES.split(",").map(s => s.trim()).filter(Boolean) : null,
+		services: env.SERVICES ? list(env.SERVICES) : null,
 		publicUrl: httpUrl("PUBLIC_URL", env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
 		secrets: resolveSecrets(env, dataDir, production),
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
+		payments: paymentsConfigFromEnv(env),
+		pricing: parsePricingConfig(env),
+		payPage: { eventsPollMs: int("PAY_EVENTS_POLL_MS", env.PAY_EVENTS_POLL_MS, 1000, 100, 60_000) },
 		webhooks: webhooksConfigFromEnv(env, production),
 		watchers: watchersConfigFromEnv(env),
 		withdrawals: withdrawalsConfigFromEnv(env, production),
@@ -286,19 +271,19 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 				}
 			: null,
 		google: {
-			clientIds: (env.GOOGLE_CLIENT_ID || "").split(",").map(s => s.trim()).filter(Boolean),
+			clientIds: list(env.GOOGLE_CLIENT_ID),
 			jwksUrl: env.GOOGLE_JWKS_URL || "https://www.googleapis.com/oauth2/v3/certs",
-			issuers: (env.GOOGLE_ISSUERS || "https://accounts.google.com,accounts.google.com").split(","),
+			issuers: list(env.GOOGLE_ISSUERS || "https://accounts.google.com,accounts.google.com"),
 		},
 		admin: env.ADMIN_EMAIL && env.ADMIN_PASSWORD ? { email: env.ADMIN_EMAIL.toLowerCase(), password: env.ADMIN_PASSWORD } : null,
 		upload: {
 			maxBytes: int("UPLOAD_MAX_BYTES", env.UPLOAD_MAX_BYTES, 5 * 1024 * 1024, 1),
-			allowedTypes: env.UPLOAD_ALLOWED_TYPES ? env.UPLOAD_ALLOWED_TYPES.split(",").map(s => s.trim()) : DEFAULT_UPLOAD_TYPES,
+			allowedTypes: env.UPLOAD_ALLOWED_TYPES ? list(env.UPLOAD_ALLOWED_TYPES) : DEFAULT_UPLOAD_TYPES,
 		},
 		logLevel: env.LOG_LEVEL || (nodeEnv === "test" ? "warn" : "info"),
-		logRequests: bool(env.LOG_REQUESTS, false),
-		metrics: bool(env.METRICS, false),
-		tracing: bool(env.TRACING, false),
+		logRequests: bool("LOG_REQUESTS", env.LOG_REQUESTS, false),
+		metrics: bool("METRICS", env.METRICS, false),
+		tracing: bool("TRACING", env.TRACING, false),
 		errorTracking: errorTrackingFromEnv(env, nodeEnv),
 		cacher: redisUrl ? "redis" : "memory",
 		redisPrefix: env.REDIS_PREFIX || "cpg:",

@@ -17,7 +17,7 @@ import type { Breadcrumb, ErrorEvent } from "@sentry/node";
 import { wordlist } from "@scure/bip39/wordlists/english";
 import type { AppConfig, Env } from "./config";
 import { isDatabaseUnreachable } from "./db";
-import { UNAVAILABLE_ERRORS } from "./errors";
+import { isServiceUnavailable } from "./errors";
 import pkg from "../package.json";
 
 export const FILTERED = "[Filtered]";
@@ -138,7 +138,7 @@ export function isOutage(err: unknown): boolean {
 	if (!err || typeof err !== "object") return false;
 	const e = err as { name?: unknown; code?: unknown; cause?: { code?: unknown } };
 	const name = typeof e.name === "string" ? e.name : "";
-	if (UNAVAILABLE_ERRORS.has(name) || name === "ServiceUnavailableError" || name === "RpcUnavailableError" || name === "TimeoutError") return true;
+	if (isServiceUnavailable(err) || name === "ServiceUnavailableError" || name === "RpcUnavailableError" || name === "TimeoutError") return true;
 	if (isDatabaseUnreachable(err) || e.code === 503) return true;
 	if (typeof e.code === "string" && (NETWORK_CODES.has(e.code) || RPC_OUTAGE_CODES.has(e.code))) return true;
 	return typeof e.cause?.code === "string" && NETWORK_CODES.has(e.cause.code);

@@ -31,9 +31,6 @@ export const STATUS_PHRASES: Record<number, string> = {
 	504: "Gateway Timeout",
 };
 
-/** Moleculer's errors that mean "the service that should answer is not there (now)". */
-export const UNAVAILABLE_ERRORS: ReadonlySet<string> = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError"]);
-
 export function httpError(status: number, message: string, data?: ErrorData): Errors.MoleculerClientError {
 	const type = (STATUS_PHRASES[status] || "Error").toUpperCase().replace(/ /g, "_");
 	return new Errors.MoleculerClientError(message, status, type, data);
@@ -51,3 +48,13 @@ export const tooManyRequests = (message: string, errors?: FieldErrors, extra?: R
 
 /** A field-level validation failure, shaped like the validator's own. */
 export const invalidField = (field: string, code: string, message = "Bad Request") => badRequest(message, { [field]: code });
+
+/**
+ * Moleculer's errors for a call no node served: no node offers the service (now), or the node it
+ * went to never answered (timeout) or left with the call pending. Transient: the service comes back.
+ */
+export const UNAVAILABLE_ERRORS: ReadonlySet<string> = new Set(["ServiceNotFoundError", "ServiceNotAvailableError", "RequestTimeoutError", "RequestRejectedError"]);
+
+export function isServiceUnavailable(err: unknown): boolean {
+	return UNAVAILABLE_ERRORS.has((err as { name?: string } | null)?.name ?? "");
+}

@@ -45,6 +45,7 @@ import {
 	SASLOptions,
 	logLevel as KafkaLogLevel,
 } from "kafkajs";
+import { EnvVars, bool, int } from "./env";
 
 /** Moleculer's internal event types for `$transporter.error` (src/constants.js). */
 const ERROR_TYPES = {
@@ -112,14 +113,11 @@ export function kafkaTopicName(name: string): string {
 	return topic;
 }
 
-type Env = Record<string, string | undefined>;
+type Env = EnvVars;
 
+/** A whole-number KAFKA_* setting, or undefined when unset (kafkajs' default applies). */
 function envInt(env: Env, name: string, min: number): number | undefined {
-	const raw = env[name];
-	if (raw === undefined || raw.trim() === "") return undefined;
-	const n = Number(raw);
-	if (!Number.isInteger(n) || n < min) throw new Error(`Configuration: ${name} must be a whole number of at least ${min}, got "${raw}"`);
-	return n;
+	return (env[name] ?? "").trim() === "" ? undefined : int(name, env[name], 0, min);
 }
 
 /** `kafka://h1:9092,h2:9092` (each entry may repeat `kafka://`) -> ["h1:9092", "h2:9092"]. */
@@ -149,7 +147,6 @@ export function kafkaOptionsFromEnv(url: string, env: Env): KafkaJsTransporterOp
 	const opts: KafkaJsTransporterOptions = { brokers: parseKafkaBrokers(url), topics: {}, consumer: {} };
 	if (env.KAFKA_CLIENT_ID) opts.clientId = env.KAFKA_CLIENT_ID;
 
-	const ssl = (env.KAFKA_SSL || "").toLowerCase();
 	if (env.KAFKA_SSL_CA_FILE) {
 		let ca: Buffer;
 		try {
@@ -158,10 +155,8 @@ export function kafkaOptionsFromEnv(url: string, env: Env): KafkaJsTransporterOp
 			throw new Error(`Configuration: KAFKA_SSL_CA_FILE ${env.KAFKA_SSL_CA_FILE} cannot be read`);
 		}
 		opts.ssl = { ca: [ca] };
-	} else if (["1", "true", "yes", "on"].includes(ssl)) {
+	} else if (bool("KAFKA_SSL", env.KAFKA_SSL, false)) {
 		opts.ssl = true;
-	} else if (ssl && !["0", "false", "no", "off"].includes(ssl)) {
-		throw new Error(`Configuration: KAFKA_SSL must be true or false, got "${env.KAFKA_SSL}"`);
 	}
 
 	const mechanism = (env.KAFKA_SASL_MECHANISM || "").toLowerCase();

@@ -37,6 +37,7 @@ export interface NodeOptions {
 	/** Override SERVICES (tests pick what they need). */
 	services?: string[];
 	clock?: Clock;
+	/** What the broker options read besides the configuration (NAMESPACE, NODE_ID, TCP_*, KAFKA_*, METRICS_PORT); start.ts passes the process's. */
 	env?: NodeJS.ProcessEnv;
 	nodeID?: string;
 	/** A logger besides the configured one (tests collect log lines with it). */
@@ -69,7 +70,7 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 	const models = defineModels(sequelize);
 	const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
 
-	const options = brokerOptions(config, opts.env || process.env, redis);
+	const options = brokerOptions(config, opts.env ?? {}, redis);
 	if (opts.nodeID) options.nodeID = opts.nodeID;
 	if (opts.extraLogger) options.logger = [options.logger, opts.extraLogger] as BrokerOptions["logger"];
 	const broker = new NodeBroker({

@@ -1,11 +1,11 @@
 /** `npm start`: one node with the services of SERVICES (default: all), from the environment. `npm run repl` is lib/repl.ts. */
-import { loadConfig, readDotEnv } from "./config";
+import { loadConfig, processEnvironment } from "./config";
 import { captureError, flushErrorTracking, initErrorTracking, isOutage } from "./error-tracking";
 import { createNode } from "./node";
 
 async function main(): Promise<void> {
 	// `.env` values reach both the app config and the broker options (NAMESPACE, NODE_ID, TCP_*, KAFKA_*).
-	const env = { ...readDotEnv(), ...process.env };
+	const env = processEnvironment();
 	const config = loadConfig(env);
 	// Before the node: a failure to start is reported too. Once per process.
 	initErrorTracking(config, { env, processHandlers: true });

@@ -14,7 +14,7 @@ import ApiGateway from "moleculer-web";
 import jwt from "jsonwebtoken";
 import { appOf } from "../lib/app";
 import { pickLang, translate } from "../lib/i18n";
-import { STATUS_PHRASES, UNAVAILABLE_ERRORS, badRequest, httpError, notFound, serviceUnavailable, unauthorized } from "../lib/errors";
+import { STATUS_PHRASES, badRequest, httpError, isServiceUnavailable, notFound, serviceUnavailable, unauthorized } from "../lib/errors";
 import { captureError } from "../lib/error-tracking";
 import { digest } from "../lib/crypto";
 import { verifyToken } from "../lib/auth/tokens";
@@ -87,6 +87,7 @@ interface GatewayMethods {
 	payEvents(req: GatewayRequest, res: ServerResponse): Promise<void>;
 	payNotFound(req: GatewayRequest, res: ServerResponse): Promise<void>;
 	debugSentry(req: GatewayRequest, res: ServerResponse): Promise<void>;
+	regenerateAutoAliases(route: unknown): void;
 }
 
 type GatewayThis = Service<Record<string, any>> & GatewayVars & GatewayMethods;
@@ -404,6 +405,26 @@ const ApiService: GatewaySchema = {
 			throw new Error("Deliberate error of GET /api/debug-sentry, to check error tracking");
 		},
 
+		/**
+		 * moleculer-web rebuilds a route's aliases from the services registered now. When the last
+		 * node of a service goes (a core node killed, restarting), its routes would vanish and answer
+		 * 404 "Not Found", which a client reads as "no such payment intent". Routes of a service that
+		 * left are kept: moleculer-web then finds no endpoint for them and answers 503 with
+		 * Retry-After until a node of the service is back (docs/gateway.md "Errors"). Only the routes
+		 * of services that left entirely are kept; a service still present publishes what it has now.
+		 */
+		regenerateAutoAliases(this: GatewayThis, route: unknown) {
+			type Alias = { route: unknown; action: string | null; _generated?: boolean };
+			const self = this as unknown as { aliases: Alias[]; settings: { optimizeOrder?: boolean }; optimizeAliasesOrder(): void };
+			const before = self.aliases.filter(a => a.route === route && a._generated && a.action);
+			(ApiGateway.methods as { regenerateAutoAliases(this: unknown, route: unknown): void }).regenerateAutoAliases.call(this, route);
+			const present = new Set(this.broker.registry.getServiceList({ onlyAvailable: false }).map((svc: { name: string; fullName?: string }) => svc.fullName || svc.name));
+			const left = before.filter(a => !present.has(a.action!.slice(0, a.action!.lastIndexOf("."))));
+			if (left.length === 0) return;
+			self.aliases.push(...left);
+			if (self.settings.optimizeOrder) self.optimizeAliasesOrder();
+		},
+
 		/** The per-IP limit of anonymous callers applies to the pay page's documents and status reads (and the debug route). */
 		async payLimit(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
 			if (!this.limiter.enabled) return;
@@ -669,7 +690,7 @@ const ApiService: GatewaySchema = {
 			const name = (err as { name?: string })?.name || "";
 			const status = statusOf(err);
 			// Moleculer's "no such service" errors carry 404: check them first.
-			if (UNAVAILABLE_ERRORS.has(name) || status === 503 || isDatabaseUnreachable(err)) {
+			if (isServiceUnavailable(err) || status === 503 || isDatabaseUnreachable(err)) {
 				const needed = scheme === "basic" ? ["key", "any"] : ["jwt", "admin", "any", "refresh"];
 				// Once a minute at most: during an outage every request with a credential lands here.
 				const now = Date.now();
@@ -820,7 +841,7 @@ const ApiService: GatewaySchema = {
 		this.cacheKeySalt = crypto.randomBytes(32).toString("hex");
 		this.unavailableWarnedAt = 0;
 		this.payStreams = new Set();
-		this.payEventsPollMs = Math.max(100, Number(process.env.PAY_EVENTS_POLL_MS) || 1000);
+		this.payEventsPollMs = app.config.payPage.eventsPollMs;
 		// Requests Node's parser rejects (oversized headers, garbage) still get the error shape.
 		this.server?.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
 			const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
@@ -919,7 +940,7 @@ export function toErrorBody(err: any, opts: { multipart?: boolean } = {}): Error
 	// With autoAliases every route's service exists when the route does; a missing service here is
 	// one that an action depends on, or one that just left: unavailable, not "no such resource".
 	// The database down (or restarting) is the same for a client: try again shortly.
-	if (UNAVAILABLE_ERRORS.has(name) || name === "ServiceUnavailableError" || isDatabaseUnreachable(err)) return shaped(503, "Service Unavailable");
+	if (isServiceUnavailable(err) || name === "ServiceUnavailableError" || isDatabaseUnreachable(err)) return shaped(503, "Service Unavailable");
 	const code = Number(err.code);
 	if (Number.isInteger(code) && code >= 400 && code < 500) {
 		const data = err.data && typeof err.data === "object" && !Array.isArray(err.data) ? err.data : {};

@@ -18,7 +18,7 @@ import { amountRule, money, toAmountString } from "../lib/money";
 import type { TokenView } from "../lib/networks/view";
 import { quoteCheckout, resolvePair } from "../lib/payments/checkout";
 import { insertRow, selectOne } from "../lib/payments/rows";
-import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
+import type { PaymentsConfig } from "../lib/payments/config";
 import { canTransition, transition, transitionError } from "../lib/payments/intent-state";
 import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
 import { simulatedCredit } from "../lib/payments/settlement";
@@ -521,7 +521,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 
 	created(this: IntentsThis) {
 		startCounters(this.broker, METRIC.intentsCreated, [{ mode: "sandbox" }, { mode: "live" }]);
-		this.payments = paymentsConfigFromEnv(process.env);
+		this.payments = appOf(this.broker).config.payments;
 		this.sweepTimer = null;
 		this.sweeping = null;
 	},

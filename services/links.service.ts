@@ -22,7 +22,7 @@ import type { TokenView } from "../lib/networks/view";
 import { FILTER_TEXT, PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
 import { EMAIL_RULE } from "../lib/users/email";
 import { PayerPair, quoteCheckout, quoteView, resolvePair, resolvePayer } from "../lib/payments/checkout";
-import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
+import type { PaymentsConfig } from "../lib/payments/config";
 import { canTransition, OPEN_STATES, transition, transitionError } from "../lib/payments/intent-state";
 import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
 import { assertLinkPayable, cancelLinkStatus, isFinalLinkStatus, LINK_STATUSES, LINK_UPDATE_STATUSES, LinkStatus, LinkUpdateStatus, patchedLinkStatus } from "../lib/payments/link-state";
@@ -713,7 +713,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 	},
 
 	created(this: LinksThis) {
-		this.payments = paymentsConfigFromEnv(process.env);
+		this.payments = appOf(this.broker).config.payments;
 	},
 };
 

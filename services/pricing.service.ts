@@ -7,13 +7,12 @@
  * - Reads are cached in the Moleculer cacher (Redis or memory) and cleaned on every change, on
  *   every node (`pricing.changed`). Staleness is decided at use time against the app clock, so
  *   a cached row never makes a stale price look fresh.
- * - Feed settings come from the environment when the service is created (lib/pricing/config.ts)
+ * - Feed settings come from the node's configuration (`config.pricing`, lib/pricing/config.ts)
  *   and can be replaced at run time with the internal action `configureFeed`.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op } from "sequelize";
 import { appOf } from "../lib/app";
-import { readDotEnv } from "../lib/config";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
@@ -22,7 +21,7 @@ import { amountRule, money, toAmountString } from "../lib/money";
 import { CATALOGUE, tokenIdFor } from "../lib/networks/catalogue";
 import type { TokenWithNetworkView } from "../lib/networks/view";
 import { CURRENCY_CODE, USD } from "../lib/pricing/catalogue";
-import { FEED_KINDS, FeedKind, PricingConfig, defaultApiKeyHeader, feedUrl, isFeedId, parsePricingConfig } from "../lib/pricing/config";
+import { FEED_KINDS, FeedKind, PricingConfig, defaultApiKeyHeader, feedUrl, isFeedId } from "../lib/pricing/config";
 import { createFeed, FeedError, PriceFeed } from "../lib/pricing/feeds";
 import { AmountTooLargeError } from "../lib/pricing/fraction";
 import { convertTokenAmount, quoteFiat, UsdRate } from "../lib/pricing/quote";
@@ -641,10 +640,8 @@ const PricingService: ServiceSchema<{ rest: string }, PricingMethods & Record<st
 	},
 
 	created(this: PricingThis) {
-		const { config } = appOf(this.broker);
-		// Tests build their environment explicitly (harness) and use configureFeed; never the shell's.
-		const env = config.env === "test" ? {} : { ...readDotEnv(), ...process.env };
-		this.pricing = parsePricingConfig(env);
+		// The node's configuration (lib/config.ts); tests give theirs explicitly and switch feeds with configureFeed.
+		this.pricing = appOf(this.broker).config.pricing;
 		this.feed = createFeed(this.pricing);
 		this.timer = null;
 		this.scheduleGeneration = 0;

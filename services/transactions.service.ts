@@ -21,7 +21,7 @@ import { amountRule } from "../lib/money";
 import type { NetworkView, TokenView } from "../lib/networks/view";
 import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
 import { quoteCheckout, resolvePayer } from "../lib/payments/checkout";
-import { PaymentsConfig, paymentsConfigFromEnv } from "../lib/payments/config";
+import type { PaymentsConfig } from "../lib/payments/config";
 import { canTransition, transition, tryTransition } from "../lib/payments/intent-state";
 import { canSettleLink, effectiveLinkStatus } from "../lib/payments/link-state";
 import { parseSupportPercent } from "../lib/payments/quote";
@@ -662,7 +662,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 	},
 
 	created(this: TransactionsThis) {
-		this.payments = paymentsConfigFromEnv(process.env);
+		this.payments = appOf(this.broker).config.payments;
 	},
 };
 

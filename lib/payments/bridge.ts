@@ -6,6 +6,7 @@
  * (exact; the quote rounds the result up to 6 decimals, USDC precision). A provider-backed adapter
  * (a bridge API's live quote) implements the same interface.
  */
+import { EnvVars, int } from "../env";
 import { fraction, Fraction, mul } from "../pricing/fraction";
 
 export interface BridgeFeeModel {
@@ -42,11 +43,8 @@ export function feeModelAdapter(model: BridgeFeeModel): BridgeQuoteAdapter {
 }
 
 /** BRIDGE_FEE_FLAT_USD (decimal, default 0.5) and BRIDGE_FEE_BPS (integer, default 10) from the environment. */
-export function bridgeFeeModelFromEnv(env: Record<string, string | undefined>): BridgeFeeModel {
+export function bridgeFeeModelFromEnv(env: EnvVars): BridgeFeeModel {
 	const flat = (env.BRIDGE_FEE_FLAT_USD ?? "").trim() || DEFAULT_BRIDGE_FEE.flatUsd;
 	if (!/^\d{1,12}(\.\d{1,6})?$/.test(flat)) throw new Error(`Configuration: BRIDGE_FEE_FLAT_USD must be a decimal USD amount, got "${flat}"`);
-	const rawBps = (env.BRIDGE_FEE_BPS ?? "").trim();
-	const bps = rawBps === "" ? DEFAULT_BRIDGE_FEE.bps : Number(rawBps);
-	if (!Number.isInteger(bps) || bps < 0 || bps > 10_000) throw new Error(`Configuration: BRIDGE_FEE_BPS must be a whole number from 0 to 10000, got "${rawBps}"`);
-	return { flatUsd: flat, bps };
+	return { flatUsd: flat, bps: int("BRIDGE_FEE_BPS", env.BRIDGE_FEE_BPS, DEFAULT_BRIDGE_FEE.bps, 0, 10_000) };
 }

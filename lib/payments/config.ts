@@ -1,8 +1,8 @@
 /**
- * Payments settings from the environment (docs/payments.md "Configuration"). Parsed when a
- * payments service is created.
+ * Payments settings from the environment (docs/payments.md "Configuration"): the `payments`
+ * section of lib/config.ts, parsed once per node by loadConfig.
  */
-import { wholeNumber } from "../env";
+import { EnvVars, int } from "../env";
 import { BridgeFeeModel, bridgeFeeModelFromEnv } from "./bridge";
 
 export interface PaymentsConfig {
@@ -15,12 +15,11 @@ export interface PaymentsConfig {
 	bridgeFee: BridgeFeeModel;
 }
 
-
-export function paymentsConfigFromEnv(env: Record<string, string | undefined>): PaymentsConfig {
+export function paymentsConfigFromEnv(env: EnvVars): PaymentsConfig {
 	return {
-		paymentWindowMs: wholeNumber(env, "PAYMENT_WINDOW_MINUTES", 30, 1, 7 * 24 * 60) * 60_000,
-		sweepIntervalMs: wholeNumber(env, "PAYMENTS_SWEEP_SECONDS", 30, 0, 86_400) * 1000,
-		maxOpenCheckouts: wholeNumber(env, "PAYMENTS_MAX_OPEN_CHECKOUTS", 20, 1, 1000),
+		paymentWindowMs: int("PAYMENT_WINDOW_MINUTES", env.PAYMENT_WINDOW_MINUTES, 30, 1, 7 * 24 * 60) * 60_000,
+		sweepIntervalMs: int("PAYMENTS_SWEEP_SECONDS", env.PAYMENTS_SWEEP_SECONDS, 30, 0, 86_400) * 1000,
+		maxOpenCheckouts: int("PAYMENTS_MAX_OPEN_CHECKOUTS", env.PAYMENTS_MAX_OPEN_CHECKOUTS, 20, 1, 1000),
 		bridgeFee: bridgeFeeModelFromEnv(env),
 	};
 }

@@ -1,8 +1,9 @@
 /**
- * Price feed settings from the environment (docs/pricing.md). Parsed once when the pricing
- * service is created; tests override them with the internal action `pricing.configureFeed`.
+ * Price feed settings from the environment (docs/pricing.md): the `pricing` section of
+ * lib/config.ts, parsed once per node by loadConfig; tests override them at run time with the
+ * internal action `pricing.configureFeed`.
  */
-import type { Env } from "../config";
+import { EnvVars, httpUrl, list, num } from "../env";
 import { DEFAULT_FEED_IDS } from "./catalogue";
 
 export type FeedKind = "manual" | "coingecko";
@@ -28,28 +29,15 @@ const FEED_ID = /^[a-z0-9][a-z0-9-]{0,99}$/;
 const SYMBOL = /^[A-Z0-9.]{1,20}$/;
 const HEADER = /^[A-Za-z0-9-]{1,64}$/;
 
-function positiveNumber(name: string, value: string | undefined, fallback: number, min: number): number {
-	if (value === undefined || value.trim() === "") return fallback;
-	const n = Number(value);
-	if (!Number.isFinite(n) || n < min) throw new Error(`Configuration: ${name} must be a number of at least ${min}, got "${value}"`);
-	return n;
-}
-
+/** An http(s) base URL without trailing slash. */
 export function feedUrl(name: string, value: string): string {
-	let url: URL;
-	try {
-		url = new URL(value);
-	} catch {
-		throw new Error(`Configuration: ${name} must be an http(s) URL, got "${value}"`);
-	}
-	if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`Configuration: ${name} must be an http(s) URL, got "${value}"`);
-	return value.replace(/\/+$/, "");
+	return httpUrl(name, value).replace(/\/+$/, "");
 }
 
 /** "ETH=ethereum,FOO=foo-token" -> { ETH: "ethereum", FOO: "foo-token" }. */
 export function parseFeedIds(value: string | undefined): Record<string, string> {
 	const out: Record<string, string> = {};
-	for (const part of (value || "").split(",").map(s => s.trim()).filter(Boolean)) {
+	for (const part of list(value)) {
 		const [symbol, id, extra] = part.split("=").map(s => s.trim());
 		if (extra !== undefined || !symbol || !id || !SYMBOL.test(symbol.toUpperCase()) || !FEED_ID.test(id)) {
 			throw new Error(`Configuration: PRICE_FEED_IDS entries must look like SYMBOL=feed-id, got "${part}"`);
@@ -67,7 +55,7 @@ export function defaultApiKeyHeader(url: string): string {
 	return new URL(url).hostname === "pro-api.coingecko.com" ? "x-cg-pro-api-key" : "x-cg-demo-api-key";
 }
 
-export function parsePricingConfig(env: Env): PricingConfig {
+export function parsePricingConfig(env: EnvVars): PricingConfig {
 	const feed = (env.PRICE_FEED || "manual").trim().toLowerCase() as FeedKind;
 	if (!FEED_KINDS.includes(feed)) throw new Error(`Configuration: PRICE_FEED must be manual or coingecko, got "${env.PRICE_FEED}"`);
 	const url = feedUrl("PRICE_FEED_URL", env.PRICE_FEED_URL || DEFAULT_FEED_URL);
@@ -78,9 +66,9 @@ export function parsePricingConfig(env: Env): PricingConfig {
 		feedUrl: url,
 		apiKey: env.PRICE_FEED_API_KEY?.trim() || null,
 		apiKeyHeader: header,
-		refreshSeconds: positiveNumber("PRICE_REFRESH_SECONDS", env.PRICE_REFRESH_SECONDS, 60, 1),
-		timeoutMs: positiveNumber("PRICE_FEED_TIMEOUT_MS", env.PRICE_FEED_TIMEOUT_MS, 5000, 100),
-		maxAgeSeconds: positiveNumber("PRICE_MAX_AGE_SECONDS", env.PRICE_MAX_AGE_SECONDS, 900, 1),
+		refreshSeconds: num("PRICE_REFRESH_SECONDS", env.PRICE_REFRESH_SECONDS, 60, 1),
+		timeoutMs: num("PRICE_FEED_TIMEOUT_MS", env.PRICE_FEED_TIMEOUT_MS, 5000, 100),
+		maxAgeSeconds: num("PRICE_MAX_AGE_SECONDS", env.PRICE_MAX_AGE_SECONDS, 900, 1),
 		feedIds: { ...DEFAULT_FEED_IDS, ...parseFeedIds(env.PRICE_FEED_IDS) },
 	};
 }

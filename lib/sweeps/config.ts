@@ -2,7 +2,7 @@
  * Sweeper settings from the environment (docs/withdrawals.md "Sweeper configuration"). The RPC URL
  * of a network is the watchers' `RPC_URL_<SLUG>`.
  */
-import { EnvVars, wholeNumber } from "../env";
+import { EnvVars, bool, int } from "../env";
 import { envSlug } from "../watchers/config";
 
 export interface SweeperConfig {
@@ -32,7 +32,7 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 			const [batcher, delegate] = value.split(",").map(s => s.trim());
 			if (!/^0x[0-9a-fA-F]{40}$/.test(batcher ?? "") || !/^0x[0-9a-fA-F]{40}$/.test(delegate ?? "")) throw new Error(`Configuration: ${name} must be "<batcher address>,<delegate address>"`);
 			contracts[name.slice("SWEEP_CONTRACTS_".length)] = { batcher, delegate };
-		} else if (name.startsWith("EIP7702_") && ["0", "false", "no", "off"].includes(value.toLowerCase())) {
+		} else if (name.startsWith("EIP7702_") && !bool(name, value, true)) {
 			eip7702Off.add(name.slice("EIP7702_".length));
 		}
 	}
@@ -42,14 +42,14 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 		privateKey: key,
 		contracts,
 		eip7702Off,
-		pollMs: wholeNumber(env, "SWEEP_POLL_MS", 15_000, 50, 3_600_000),
-		batchSize: wholeNumber(env, "SWEEP_BATCH_SIZE", 20, 1, 100),
-		stuckMs: wholeNumber(env, "SWEEP_STUCK_MS", 120_000, 100, 86_400_000),
-		minValueMultiple: wholeNumber(env, "SWEEP_MIN_VALUE_MULTIPLE", 10, 1, 1_000_000),
-		maxAgeMs: wholeNumber(env, "SWEEP_MAX_AGE_MINUTES", 24 * 60, 0, 525_600) * 60_000,
-		leaseMs: wholeNumber(env, "SWEEP_LEASE_MS", 30_000, 1_000, 600_000),
-		utxoFeeFloorSatPerVb: wholeNumber(env, "SWEEP_UTXO_FEE_FLOOR", 2, 1, 10_000),
-		utxoFeeCapSatPerVb: wholeNumber(env, "SWEEP_UTXO_FEE_CAP", 200, 1, 100_000),
+		pollMs: int("SWEEP_POLL_MS", env.SWEEP_POLL_MS, 15_000, 50, 3_600_000),
+		batchSize: int("SWEEP_BATCH_SIZE", env.SWEEP_BATCH_SIZE, 20, 1, 100),
+		stuckMs: int("SWEEP_STUCK_MS", env.SWEEP_STUCK_MS, 120_000, 100, 86_400_000),
+		minValueMultiple: int("SWEEP_MIN_VALUE_MULTIPLE", env.SWEEP_MIN_VALUE_MULTIPLE, 10, 1, 1_000_000),
+		maxAgeMs: int("SWEEP_MAX_AGE_MINUTES", env.SWEEP_MAX_AGE_MINUTES, 24 * 60, 0, 525_600) * 60_000,
+		leaseMs: int("SWEEP_LEASE_MS", env.SWEEP_LEASE_MS, 30_000, 1_000, 600_000),
+		utxoFeeFloorSatPerVb: int("SWEEP_UTXO_FEE_FLOOR", env.SWEEP_UTXO_FEE_FLOOR, 2, 1, 10_000),
+		utxoFeeCapSatPerVb: int("SWEEP_UTXO_FEE_CAP", env.SWEEP_UTXO_FEE_CAP, 200, 1, 100_000),
 	};
 }
 

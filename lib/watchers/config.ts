@@ -5,7 +5,7 @@
  * RPC URLs are for payers' wallets and are never called by the watchers.
  */
 import fs from "node:fs";
-import { EnvVars, wholeNumber } from "../env";
+import { EnvVars, int } from "../env";
 
 export interface WatchersConfig {
 	/** Network slug -> RPC URL (secrets in URLs are never logged: see redactUrl). */
@@ -68,23 +68,23 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 		} else if (name.startsWith("RPC_COOKIE_FILE_")) {
 			rpcCookieFiles[name.slice("RPC_COOKIE_FILE_".length)] = value.trim();
 		} else if (name.startsWith("WATCHER_START_BLOCK_")) {
-			startBlocks[name.slice("WATCHER_START_BLOCK_".length)] = wholeNumber(env, name, 0, 0, Number.MAX_SAFE_INTEGER);
+			startBlocks[name.slice("WATCHER_START_BLOCK_".length)] = int(name, env[name], 0, 0, Number.MAX_SAFE_INTEGER);
 		} else if (name.startsWith("REQUIRED_CONFIRMATIONS_")) {
-			requiredConfirmations[name.slice("REQUIRED_CONFIRMATIONS_".length)] = wholeNumber(env, name, 1, 1, 100_000);
+			requiredConfirmations[name.slice("REQUIRED_CONFIRMATIONS_".length)] = int(name, env[name], 1, 1, 100_000);
 		}
 	}
-	const leaseMs = wholeNumber(env, "WATCHER_LEASE_MS", 10_000, 1_000, 600_000);
+	const leaseMs = int("WATCHER_LEASE_MS", env.WATCHER_LEASE_MS, 10_000, 1_000, 600_000);
 	return {
 		rpcUrls,
 		rpcCookieFiles,
 		leaseMs,
-		pollMs: wholeNumber(env, "WATCHER_POLL_MS", 1_000, 50, 600_000),
-		maxRange: wholeNumber(env, "WATCHER_MAX_RANGE", 500, 1, 10_000),
-		reorgDepth: wholeNumber(env, "WATCHER_REORG_DEPTH", 64, 2, 10_000),
-		reconcileMs: wholeNumber(env, "WATCHER_RECONCILE_MS", 60_000, 0, 86_400_000),
-		lagWarnBlocks: wholeNumber(env, "WATCHER_LAG_WARN_BLOCKS", 50, 1, 1_000_000),
-		watchHours: wholeNumber(env, "WATCHER_WATCH_HOURS", 7 * 24, 1, 24 * 365),
-		rpcTimeoutMs: wholeNumber(env, "WATCHER_RPC_TIMEOUT_MS", 10_000, 100, 120_000),
+		pollMs: int("WATCHER_POLL_MS", env.WATCHER_POLL_MS, 1_000, 50, 600_000),
+		maxRange: int("WATCHER_MAX_RANGE", env.WATCHER_MAX_RANGE, 500, 1, 10_000),
+		reorgDepth: int("WATCHER_REORG_DEPTH", env.WATCHER_REORG_DEPTH, 64, 2, 10_000),
+		reconcileMs: int("WATCHER_RECONCILE_MS", env.WATCHER_RECONCILE_MS, 60_000, 0, 86_400_000),
+		lagWarnBlocks: int("WATCHER_LAG_WARN_BLOCKS", env.WATCHER_LAG_WARN_BLOCKS, 50, 1, 1_000_000),
+		watchHours: int("WATCHER_WATCH_HOURS", env.WATCHER_WATCH_HOURS, 7 * 24, 1, 24 * 365),
+		rpcTimeoutMs: int("WATCHER_RPC_TIMEOUT_MS", env.WATCHER_RPC_TIMEOUT_MS, 10_000, 100, 120_000),
 		startBlocks,
 		requiredConfirmations,
 	};

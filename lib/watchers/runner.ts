@@ -17,6 +17,7 @@
 import crypto from "node:crypto";
 import type { Sequelize } from "sequelize";
 import { MEMPOOL_BLOCK_HASH, type BlockRef, type ChainSource, type ChainTransfer as SourceTransfer, type WatchedToken } from "../chains/source";
+import { isServiceUnavailable } from "../errors";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { ChainTransfer } from "../../models/chain.model";
@@ -119,11 +120,31 @@ export class NetworkWatcher {
 	private reportHead: BlockRef | null = null;
 	private reportAgain = false;
 	private rpcDown = false;
+	/** The payments services could not be reached (no node offers them, or their node died mid-call). */
+	private paymentsDown = false;
+	/** deps.payments, noting when a call succeeds again after the payments services were unreachable. */
+	private readonly payments: PaymentsPort;
 	private lagging = false;
 	readonly status: WatcherStatus;
 
 	constructor(private readonly deps: RunnerDeps) {
 		this.status = { networkId: deps.network.id, slug: deps.network.slug, leader: false, head: null, cursor: null, lag: null, rpcDown: false, lastError: null };
+		const port = deps.payments;
+		const reached = <T>(call: Promise<T>) =>
+			call.then(out => {
+				if (this.paymentsDown) {
+					this.paymentsDown = false;
+					deps.logger.info(`Watcher: payments services reachable again from network ${deps.network.slug}; pending reports go out`);
+				}
+				return out;
+			});
+		this.payments = {
+			depositAddresses: p => reached(port.depositAddresses(p)),
+			openAddresses: p => reached(port.openAddresses(p)),
+			detect: p => reached(port.detect(p)),
+			credit: p => reached(port.credit(p)),
+			revert: p => reached(port.revert(p)),
+		};
 	}
 
 	start(): void {
@@ -214,6 +235,13 @@ export class NetworkWatcher {
 		if ((err as Error)?.name === "BlockUnavailableError") return;
 		const message = (err as Error)?.message ?? String(err);
 		this.status.lastError = message;
+		// A core node restarting or killed: the reports stay pending and go out when it is back.
+		// Logged once per outage, not at every poll.
+		if (isServiceUnavailable(err)) {
+			if (!this.paymentsDown) logger.warn(`Watcher: payments services unreachable from network ${network.slug} (${message.slice(0, 200)}); reports stay pending and are retried`);
+			this.paymentsDown = true;
+			return;
+		}
 		const rpc = (err as Error)?.name === "RpcUnavailableError" || /timeout|ECONNREFUSED|ECONNRESET|socket|network/i.test(message);
 		if (rpc) {
 			if (!this.rpcDown) logger.warn(`Watcher: RPC of network ${network.slug} unreachable (${message.slice(0, 200)}); retrying`);
@@ -354,7 +382,8 @@ export class NetworkWatcher {
 
 	/** Loads new deposit addresses (keyset pages); a full reload now and then drops those past the window. */
 	private async refreshAddresses(): Promise<void> {
-		const { payments, network, config } = this.deps;
+		const { network, config } = this.deps;
+		const payments = this.payments;
 		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();
 		if (Date.now() - this.addressesLoadedAt > ADDRESS_RELOAD_MS) {
 			this.addresses = new Set();
@@ -416,7 +445,8 @@ export class NetworkWatcher {
 	}
 
 	private async reportOne(row: ChainTransfer, head: BlockRef): Promise<void> {
-		const { models, network, payments } = this.deps;
+		const { models, network } = this.deps;
+		const payments = this.payments;
 		const now = this.deps.now();
 		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };
 		if (row.status === "reverted") {
@@ -457,7 +487,8 @@ export class NetworkWatcher {
 	 * transfer keyed `reconcile:<address>:<block>`.
 	 */
 	private async maybeReconcile(head: BlockRef, cursorNumber: number): Promise<void> {
-		const { source, config, network, payments, models, sequelize, logger } = this.deps;
+		const { source, config, network, models, sequelize, logger } = this.deps;
+		const payments = this.payments;
 		if (!source.nativeBalances || config.reconcileMs === 0) return;
 		if (Date.now() - this.lastReconcileAt < config.reconcileMs) return;
 		const native = network.tokens.find(t => t.contractAddress === "");

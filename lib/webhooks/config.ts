@@ -2,7 +2,7 @@
  * Webhook settings from the environment (docs/webhooks.md "Configuration"). The spec's
  * constants are the defaults; tests shorten the waits.
  */
-import { wholeNumber } from "../env";
+import { int } from "../env";
 import type { RetryPolicy } from "./policy";
 
 export interface WebhooksConfig extends RetryPolicy {
@@ -26,18 +26,18 @@ export interface WebhooksConfig extends RetryPolicy {
 
 
 export function webhooksConfigFromEnv(env: Record<string, string | undefined>, production: boolean): WebhooksConfig {
-	const timeoutMs = wholeNumber(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000);
+	const timeoutMs = int("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 10_000, 100, 60_000);
 	return {
-		maxAttempts: wholeNumber(env, "WEBHOOK_MAX_ATTEMPTS", 3, 1, 10),
-		backoffMs: wholeNumber(env, "WEBHOOK_BACKOFF_MS", 2_000, 10, 3_600_000),
+		maxAttempts: int("WEBHOOK_MAX_ATTEMPTS", env.WEBHOOK_MAX_ATTEMPTS, 3, 1, 10),
+		backoffMs: int("WEBHOOK_BACKOFF_MS", env.WEBHOOK_BACKOFF_MS, 2_000, 10, 3_600_000),
 		timeoutMs,
-		pollMs: wholeNumber(env, "WEBHOOK_POLL_MS", 1_000, 0, 60_000),
-		concurrency: wholeNumber(env, "WEBHOOK_CONCURRENCY", 64, 1, 1_000),
-		concurrencyPerEndpoint: wholeNumber(env, "WEBHOOK_CONCURRENCY_PER_ENDPOINT", 8, 1, 100),
+		pollMs: int("WEBHOOK_POLL_MS", env.WEBHOOK_POLL_MS, 1_000, 0, 60_000),
+		concurrency: int("WEBHOOK_CONCURRENCY", env.WEBHOOK_CONCURRENCY, 64, 1, 1_000),
+		concurrencyPerEndpoint: int("WEBHOOK_CONCURRENCY_PER_ENDPOINT", env.WEBHOOK_CONCURRENCY_PER_ENDPOINT, 8, 1, 100),
 		// The timeout plus room for recording the outcome: an attempt in flight is never taken over.
-		leaseMs: wholeNumber(env, "WEBHOOK_LEASE_MS", timeoutMs + 20_000, timeoutMs + 1_000, 3_600_000),
-		responseMaxChars: wholeNumber(env, "WEBHOOK_RESPONSE_MAX_CHARS", 2_000, 0, 65_536),
-		retentionDays: wholeNumber(env, "WEBHOOK_RETENTION_DAYS", 30, 0, 3_650),
+		leaseMs: int("WEBHOOK_LEASE_MS", env.WEBHOOK_LEASE_MS, timeoutMs + 20_000, timeoutMs + 1_000, 3_600_000),
+		responseMaxChars: int("WEBHOOK_RESPONSE_MAX_CHARS", env.WEBHOOK_RESPONSE_MAX_CHARS, 2_000, 0, 65_536),
+		retentionDays: int("WEBHOOK_RETENTION_DAYS", env.WEBHOOK_RETENTION_DAYS, 30, 0, 3_650),
 		enforcePublicUrls: production,
 	};
 }

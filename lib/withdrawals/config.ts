@@ -1,7 +1,7 @@
 /**
  * Withdrawals settings from the environment (docs/withdrawals.md "Configuration").
  */
-import { wholeNumber } from "../env";
+import { int } from "../env";
 
 export interface BridgeProviderConfig {
 	/** Base URL of the bridge provider's API (POST {url}/quote, GET {url}/status/:id); null: no provider, strategy 2 cannot bridge. */
@@ -46,13 +46,13 @@ export function bridgeProviderUrl(value: string | undefined, production: boolean
 
 export function withdrawalsConfigFromEnv(env: Record<string, string | undefined>, production = false): WithdrawalsConfig {
 	return {
-		feedPollMs: wholeNumber(env, "WITHDRAWALS_FEED_POLL_MS", 5_000, 0, 3_600_000),
-		feedLagMs: wholeNumber(env, "WITHDRAWALS_FEED_LAG_MS", 120_000, 0, 86_400_000),
-		feedBatch: wholeNumber(env, "WITHDRAWALS_FEED_BATCH", 200, 1, 1_000),
+		feedPollMs: int("WITHDRAWALS_FEED_POLL_MS", env.WITHDRAWALS_FEED_POLL_MS, 5_000, 0, 3_600_000),
+		feedLagMs: int("WITHDRAWALS_FEED_LAG_MS", env.WITHDRAWALS_FEED_LAG_MS, 120_000, 0, 86_400_000),
+		feedBatch: int("WITHDRAWALS_FEED_BATCH", env.WITHDRAWALS_FEED_BATCH, 200, 1, 1_000),
 		bridge: {
 			url: bridgeProviderUrl(env.BRIDGE_PROVIDER_URL, production),
 			apiKey: env.BRIDGE_PROVIDER_API_KEY?.trim() || null,
-			timeoutMs: wholeNumber(env, "BRIDGE_TIMEOUT_MS", 15_000, 100, 120_000),
+			timeoutMs: int("BRIDGE_TIMEOUT_MS", env.BRIDGE_TIMEOUT_MS, 15_000, 100, 120_000),
 		},
 	};
 }

@@ -23,13 +23,13 @@ describe("hosted pay page paid on anvil", () => {
 	let closeBrowser: () => Promise<void>;
 
 	beforeAll(async () => {
-		process.env.PAY_EVENTS_POLL_MS = "200";
 		anvil = await startAnvil();
 		const token = await deployTestUsdc(anvil, [1]);
 		await anvil.setAutomine(false);
 		node = await startPaymentsNode({
 			services: [...PAYMENTS_SERVICES, "watcher-evm"],
 			env: {
+				PAY_EVENTS_POLL_MS: "200",
 				RPC_URL_ANVIL_LOCAL: anvil.url,
 				TEST_USDC_ADDRESS: await token.getAddress(),
 				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "3",
@@ -45,7 +45,6 @@ describe("hosted pay page paid on anvil", () => {
 		await closeBrowser?.();
 		await node?.stop();
 		await anvil?.stop();
-		delete process.env.PAY_EVENTS_POLL_MS;
 	});
 
 	it("moves from waiting through confirming 1, 2 of 3 to paid as blocks are mined", async () => {

@@ -65,7 +65,6 @@ describe("hosted pay page: pay with an injected wallet on anvil", () => {
 	let tokenAddress: string;
 
 	beforeAll(async () => {
-		process.env.PAY_EVENTS_POLL_MS = "200";
 		anvil = await startAnvil();
 		const token = await deployTestUsdc(anvil, [1]);
 		tokenAddress = await token.getAddress();
@@ -73,6 +72,7 @@ describe("hosted pay page: pay with an injected wallet on anvil", () => {
 		node = await startPaymentsNode({
 			services: [...PAYMENTS_SERVICES, "watcher-evm"],
 			env: {
+				PAY_EVENTS_POLL_MS: "200",
 				RPC_URL_ANVIL_LOCAL: anvil.url,
 				TEST_USDC_ADDRESS: tokenAddress,
 				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "1",
@@ -88,7 +88,6 @@ describe("hosted pay page: pay with an injected wallet on anvil", () => {
 		await closeBrowser?.();
 		await node?.stop();
 		await anvil?.stop();
-		delete process.env.PAY_EVENTS_POLL_MS;
 	});
 
 	/** Opens a checkout of a new intent with the wallet injected; returns the page and the deposit address. */

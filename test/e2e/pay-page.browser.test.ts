@@ -19,8 +19,7 @@ describe("hosted pay page in a browser", () => {
 	let origin: string;
 
 	beforeAll(async () => {
-		process.env.PAY_EVENTS_POLL_MS = "200";
-		node = await startPaymentsNode();
+		node = await startPaymentsNode({ env: { PAY_EVENTS_POLL_MS: "200" } });
 		origin = node.baseUrl.replace(/\/api\/v1$/, "");
 		merchant = await createMerchant(node);
 		await setPrices(node, { [IDS.sepoliaEth]: "2000", [IDS.sepoliaUsdc]: "1", [IDS.baseSepoliaUsdc]: "1" });
@@ -30,7 +29,6 @@ describe("hosted pay page in a browser", () => {
 	afterAll(async () => {
 		await closeBrowser?.();
 		await node?.stop();
-		delete process.env.PAY_EVENTS_POLL_MS;
 	});
 
 	/** A sandbox intent (with the merchant's return and cancel URLs): its pay page slug. */

@@ -122,6 +122,31 @@ async function dropMysqlDatabase(name: string): Promise<void> {
 	await conn.end();
 }
 
+/** `node.http` for a gateway at `baseUrl` (`http://host:port/api/v1`): JSON in and out, API key or bearer token. */
+export function httpClient(baseUrl: string): TestNode["http"] {
+	return async (method, urlPath, o = {}) => {
+		const headers: Record<string, string> = { ...(o.headers || {}) };
+		let body: RequestInit["body"];
+		if (o.rawBody !== undefined) body = o.rawBody as RequestInit["body"];
+		else if (o.body !== undefined) {
+			body = JSON.stringify(o.body);
+			headers["Content-Type"] ||= "application/json";
+		}
+		if (o.token) headers.Authorization = `Bearer ${o.token}`;
+		if (o.key) headers.Authorization = `Basic ${Buffer.from(`${o.key.key}:${o.key.secret}`).toString("base64")}`;
+		const qs = o.query ? `?${new URLSearchParams(Object.entries(o.query).map(([k, v]) => [k, String(v)] as [string, string]))}` : "";
+		const res = await fetch(`${baseUrl}${urlPath}${qs}`, { method, headers, body });
+		const text = await res.text();
+		let parsed: any = text;
+		try {
+			parsed = text ? JSON.parse(text) : null;
+		} catch {
+			/* not JSON */
+		}
+		return { status: res.status, headers: res.headers, body: parsed, text };
+	};
+}
+
 export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 	const dataDir = opts.shareWith ? opts.shareWith.dataDir : fs.mkdtempSync(path.join(os.tmpdir(), "cpg-test-"));
 	let mysqlDb: string | null = null;
@@ -170,27 +195,7 @@ export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 		clock,
 		baseUrl,
 		dataDir,
-		async http(method, urlPath, o = {}) {
-			const headers: Record<string, string> = { ...(o.headers || {}) };
-			let body: RequestInit["body"];
-			if (o.rawBody !== undefined) body = o.rawBody as RequestInit["body"];
-			else if (o.body !== undefined) {
-				body = JSON.stringify(o.body);
-				headers["Content-Type"] ||= "application/json";
-			}
-			if (o.token) headers.Authorization = `Bearer ${o.token}`;
-			if (o.key) headers.Authorization = `Basic ${Buffer.from(`${o.key.key}:${o.key.secret}`).toString("base64")}`;
-			const qs = o.query ? `?${new URLSearchParams(Object.entries(o.query).map(([k, v]) => [k, String(v)] as [string, string]))}` : "";
-			const res = await fetch(`${baseUrl}${urlPath}${qs}`, { method, headers, body });
-			const text = await res.text();
-			let parsed: any = text;
-			try {
-				parsed = text ? JSON.parse(text) : null;
-			} catch {
-				/* not JSON */
-			}
-			return { status: res.status, headers: res.headers, body: parsed, text };
-		},
+		http: httpClient(baseUrl),
 		mails(to) {
 			if (!fs.existsSync(mailDir)) return [];
 			const all = fs

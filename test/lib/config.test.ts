@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Env, inboundWebhooksRefused, loadConfig, readDotEnv, startupWarnings } from "../../lib/config";
+import { Env, inboundWebhooksRefused, loadConfig, processEnvironment, readDotEnv, startupWarnings } from "../../lib/config";
+import { DEFAULT_FEED_URL } from "../../lib/pricing/config";
 
 const SECRETS = { AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) };
 
@@ -187,6 +188,105 @@ describe("configuration", () => {
 		expect(c.port).toBe(4000);
 		expect(c.rateLimit).toBe("off");
 	});
+	it("reads every section from a plain environment object", () => {
+		const defaults = load();
+		expect(defaults.payments).toEqual({ paymentWindowMs: 30 * 60_000, sweepIntervalMs: 30_000, maxOpenCheckouts: 20, bridgeFee: { flatUsd: "0.5", bps: 10 } });
+		expect(defaults.pricing).toMatchObject({ feed: "manual", feedUrl: DEFAULT_FEED_URL, apiKey: null, refreshSeconds: 60, timeoutMs: 5000, maxAgeSeconds: 900 });
+		expect(defaults.payPage).toEqual({ eventsPollMs: 1000 });
+
+		const c = load({
+			PAYMENT_WINDOW_MINUTES: "45",
+			PAYMENTS_SWEEP_SECONDS: "0",
+			PAYMENTS_MAX_OPEN_CHECKOUTS: " 5 ",
+			BRIDGE_FEE_FLAT_USD: "1.25",
+			BRIDGE_FEE_BPS: "30",
+			PRICE_FEED: "coingecko",
+			PRICE_FEED_URL: "http://127.0.0.1:9999/api/v3/",
+			PRICE_FEED_API_KEY: "k",
+			PRICE_REFRESH_SECONDS: "1.5",
+			PRICE_MAX_AGE_SECONDS: "120",
+			PRICE_FEED_IDS: "FOO=foo-token",
+			PAY_EVENTS_POLL_MS: "250",
+			WEBHOOK_MAX_ATTEMPTS: "5",
+			WATCHER_POLL_MS: "100",
+			REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "3",
+			WITHDRAWALS_FEED_BATCH: "50",
+			SWEEP_BATCH_SIZE: "7",
+			EIP7702_ANVIL_LOCAL: "off",
+			METRICS: "yes",
+			TRACING: "0",
+		});
+		expect(c.payments).toEqual({ paymentWindowMs: 45 * 60_000, sweepIntervalMs: 0, maxOpenCheckouts: 5, bridgeFee: { flatUsd: "1.25", bps: 30 } });
+		expect(c.pricing).toMatchObject({ feed: "coingecko", feedUrl: "http://127.0.0.1:9999/api/v3", apiKey: "k", refreshSeconds: 1.5, maxAgeSeconds: 120 });
+		expect(c.pricing.feedIds.FOO).toBe("foo-token");
+		expect(c.payPage.eventsPollMs).toBe(250);
+		expect(c.webhooks.maxAttempts).toBe(5);
+		expect(c.watchers).toMatchObject({ pollMs: 100, requiredConfirmations: { ANVIL_LOCAL: 3 } });
+		expect(c.withdrawals.feedBatch).toBe(50);
+		expect(c.sweeper.batchSize).toBe(7);
+		expect(c.sweeper.eip7702Off.has("ANVIL_LOCAL")).toBe(true);
+		expect(c).toMatchObject({ metrics: true, tracing: false });
+	});
+
+	it("refuses a bad value of any section with one Configuration: line naming the variable", () => {
+		const cases: Env[] = [
+			{ PAYMENT_WINDOW_MINUTES: "0" },
+			{ PAYMENTS_SWEEP_SECONDS: "soon" },
+			{ PAYMENTS_MAX_OPEN_CHECKOUTS: "2.5" },
+			{ BRIDGE_FEE_BPS: "10001" },
+			{ BRIDGE_FEE_FLAT_USD: "-1" },
+			{ PRICE_FEED: "binance" },
+			{ PRICE_FEED_URL: "ftp://prices.example" },
+			{ PRICE_REFRESH_SECONDS: "0" },
+			{ PRICE_FEED_IDS: "ETH" },
+			{ PAY_EVENTS_POLL_MS: "50" },
+			{ WEBHOOK_TIMEOUT_MS: "abc" },
+			{ WATCHER_POLL_MS: "1" },
+			{ REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "0" },
+			{ WITHDRAWALS_FEED_BATCH: "0" },
+			{ SWEEP_BATCH_SIZE: "1000" },
+			{ EIP7702_ANVIL_LOCAL: "sometimes" },
+			{ METRICS: "maybe" },
+			{ LOG_REQUESTS: "2" },
+		];
+		for (const env of cases) {
+			const [name] = Object.keys(env);
+			expect(() => load(env)).toThrow(new RegExp(`^Configuration: ${name}\\b`));
+		}
+	});
+
+	it("takes the process environment over .env, and leaves .env out under NODE_ENV=test", () => {
+		const file = path.join(dataDir, ".env");
+		fs.writeFileSync(file, "PRICE_FEED=coingecko\nPORT=4000\n");
+		expect(processEnvironment({ PORT: "5000" }, file)).toEqual({ PRICE_FEED: "coingecko", PORT: "5000" });
+		expect(processEnvironment({ NODE_ENV: "test", PORT: "5000" }, file)).toEqual({ NODE_ENV: "test", PORT: "5000" });
+	});
+
+	it("docs/configuration.md names every variable the configuration reads", () => {
+		const root = path.resolve(__dirname, "../..");
+		const sources: string[] = [path.join(root, "moleculer.config.ts")];
+		const walk = (dir: string) => {
+			for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+				const full = path.join(dir, entry.name);
+				if (entry.isDirectory() && entry.name !== "dev") walk(full);
+				else if (entry.isFile() && entry.name.endsWith(".ts")) sources.push(full);
+			}
+		};
+		walk(path.join(root, "lib"));
+		// `env.NAME`, a parser given "NAME", `(env, "NAME"`, and prefixes of per-network variables.
+		const patterns = [/\benv\.([A-Z][A-Z0-9_]+)/g, /\b(?:int|num|bool)\("([A-Z][A-Z0-9_]+)"/g, /\(env, "([A-Z][A-Z0-9_]+)"/g, /startsWith\("([A-Z][A-Z0-9_]*_)"\)/g];
+		const names = new Set<string>();
+		for (const file of sources) {
+			const text = fs.readFileSync(file, "utf8");
+			for (const re of patterns) for (const m of text.matchAll(re)) names.add(m[1]);
+		}
+		expect(names.size).toBeGreaterThan(80);
+		for (const name of ["PAYMENT_WINDOW_MINUTES", "PRICE_FEED", "PAY_EVENTS_POLL_MS", "RPC_URL_", "KAFKA_SSL"]) expect(names).toContain(name);
+		const doc = fs.readFileSync(path.join(root, "docs/configuration.md"), "utf8");
+		const missing = [...names].filter(name => !doc.includes(`\`${name}`)).sort();
+		expect(missing).toEqual([]);
+	});
+
 	it("reads the bridge provider: none by default, http(s) in development, https only in production, the key kept apart", () => {
 		expect(load().withdrawals.bridge).toEqual({ url: null, apiKey: null, timeoutMs: 15_000 });
 		const dev = load({ BRIDGE_PROVIDER_URL: "http://127.0.0.1:8080/v1/", BRIDGE_PROVIDER_API_KEY: " k ", BRIDGE_TIMEOUT_MS: "5000" });

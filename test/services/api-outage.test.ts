@@ -10,6 +10,7 @@
  *   the session check of a bearer token included; they recover by themselves.
  */
 import Redis from "ioredis";
+import type { Context, ServiceSchema } from "moleculer";
 import { BACKEND, LogLine, MYSQL_URL, REDIS_URL, TestNode, startNode } from "../helpers/harness";
 import { TcpProxy, startTcpProxy, targetOf } from "../helpers/tcp-proxy";
 import { IDS, intentBody, startPaymentsNode } from "../e2e/payments.helpers";
@@ -220,5 +221,44 @@ describe("Redis outage", () => {
 		expect((await login(node, user.email, user.password)).status).toBe(200);
 		expect((await node.http("POST", "/payment_intents", { key, body: intentBody() })).status).toBe(200);
 		expect((await node.http("GET", "/payments/networks", { query: { chainType: "evm" } })).status).toBe(200);
+	});
+});
+
+describe("A service whose last node left", () => {
+	let node: TestNode;
+	const probe = (): ServiceSchema => ({
+		name: "probe",
+		settings: { rest: "/probe" },
+		actions: { read: { rest: "GET /:id", auth: "public", params: { id: "string" }, handler: (ctx: Context<{ id: string }>) => ({ id: ctx.params.id }) } },
+	});
+	/** The gateway rebuilds its routes 0.5 s (debounced) after services change. */
+	const rebuilt = () => sleep(1_000);
+
+	beforeAll(async () => {
+		node = await startNode({ services: ["api"] });
+	});
+	afterAll(async () => {
+		await node?.stop();
+	});
+
+	it("keeps its routes: 503 with Retry-After while it is away (not 404), answers again when it is back", async () => {
+		let service = node.broker.createService(probe());
+		await node.broker.waitForServices(["probe"]);
+		await rebuilt();
+		expect((await node.http("GET", "/probe/a")).body).toEqual({ id: "a" });
+
+		await node.broker.destroyService(service);
+		await rebuilt();
+		const away = await node.http("GET", "/probe/a");
+		expect([away.status, away.headers.get("retry-after")]).toEqual([503, "5"]);
+		expect(away.body).toEqual({ statusCode: 503, message: "Service Unavailable", error: "Service Unavailable" });
+		// Paths no service ever published stay 404.
+		expect((await node.http("GET", "/nothing-here")).status).toBe(404);
+
+		service = node.broker.createService(probe());
+		await node.broker.waitForServices(["probe"]);
+		await rebuilt();
+		expect((await node.http("GET", "/probe/b")).body).toEqual({ id: "b" });
+		await node.broker.destroyService(service);
 	});
 });
