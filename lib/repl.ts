@@ -13,7 +13,7 @@ import os from "node:os";
 import type { REPLServer } from "node:repl";
 import type { BrokerOptions, ServiceBroker } from "moleculer";
 import { brokerOptions } from "../moleculer.config";
-import { AppConfig, Env, loadConfig, readDotEnv } from "./config";
+import { AppConfig, Env, loadConfig, processEnvironment } from "./config";
 import { createNode, NodeBroker } from "./node";
 import { runSupportCommand, SUPPORT_COMMANDS } from "./support/commands";
 
@@ -106,7 +106,7 @@ function writableHome(): void {
 }
 
 async function main(): Promise<void> {
-	const env = { ...readDotEnv(), ...process.env };
+	const env = processEnvironment();
 	const config = loadConfig(env);
 	let broker: ServiceBroker;
 	if (config.transporter) {
