@@ -54,6 +54,8 @@ export interface AppConfig {
 	logLevel: string;
 	logRequests: boolean;
 	metrics: boolean;
+	/** The node's /healthz and /readyz endpoint (lib/health.ts); port null: off. */
+	health: HealthConfig;
 	tracing: boolean;
 	cacher: "redis" | "memory";
 	/** Key prefix for Redis keys, so several deployments (or test runs) can share one Redis. */
@@ -63,6 +65,12 @@ export interface AppConfig {
 }
 
 export type Env = Record<string, string | undefined>;
+
+export interface HealthConfig {
+	/** HEALTH_PORT: 0 picks a free port; null (`off`) serves no health endpoint. */
+	port: number | null;
+	host: string;
+}
 
 const DEFAULT_UPLOAD_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain", "text/csv"];
 
@@ -85,6 +93,16 @@ function int(name: string, value: string | undefined, fallback: number, min = -I
 		throw new Error(`Configuration: ${name} must be a whole number ${range}, got "${value}"`);
 	}
 	return n;
+}
+
+/** HEALTH_PORT / HEALTH_HOST (docs/deployment.md "Health checks"). */
+function healthConfig(env: Env): HealthConfig {
+	const raw = (env.HEALTH_PORT ?? "").trim().toLowerCase();
+	if (raw !== "" && raw !== "off" && !(/^\d+$/.test(raw) && Number(raw) <= 65535)) {
+		throw new Error(`Configuration: HEALTH_PORT must be a port number from 0 to 65535 or "off", got "${env.HEALTH_PORT}"`);
+	}
+	const port = raw === "off" ? null : raw === "" ? 3031 : Number(raw);
+	return { port, host: env.HEALTH_HOST?.trim() || "0.0.0.0" };
 }
 
 function list(value: string | undefined): string[] {
@@ -262,6 +280,7 @@ export function loadConfig(envIn: Env = { ...readDotEnv(), ...process.env }): Ap
 		logLevel: env.LOG_LEVEL || (nodeEnv === "test" ? "warn" : "info"),
 		logRequests: bool(env.LOG_REQUESTS, false),
 		metrics: bool(env.METRICS, false),
+		health: healthConfig(env),
 		tracing: bool(env.TRACING, false),
 		cacher: redisUrl ? "redis" : "memory",
 		redisPrefix: env.REDIS_PREFIX || "cpg:",
