@@ -210,6 +210,7 @@ if (!kcatAvailable()) console.warn("health over Kafka: skipped (`kcat` is not in
 	// The cluster gone is not staged here: kafkajs then retries for half a minute before the node can stop.
 	it("is ready while the cluster answers the transporter's Metadata request", async () => {
 		expect(await get(health, "/readyz")).toMatchObject({ status: 200, body: { status: "ready", checks: { transporter: { ok: true } } } });
-		expect(Object.keys((await get(health, "/readyz")).body.checks)).toEqual(["transporter"]);
+		// The gateway alone: no database check (Redis is checked on the mysql project, which gives nodes Redis).
+		expect((await get(health, "/readyz")).body.checks).not.toHaveProperty("database");
 	});
 });
