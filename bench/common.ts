@@ -172,6 +172,7 @@ export function gatewayEnv(o: GatewayEnvOptions, port: number, nodeEnv: "product
 		REDIS_PREFIX: o.redisPrefix,
 		RATE_LIMIT: "off",
 		LOG_LEVEL: "warn",
+		HEALTH_PORT: "0",
 		AUTH_JWT_SECRET: o.secrets.jwt,
 		AUTH_REFRESH_SECRET: o.secrets.refresh,
 		MASTER_KEY: o.secrets.master,

@@ -63,6 +63,8 @@ export interface AppConfig {
 	logLevel: string;
 	logRequests: boolean;
 	metrics: boolean;
+	/** The node's /healthz and /readyz endpoint (lib/health.ts); port null: off. */
+	health: HealthConfig;
 	tracing: boolean;
 	/** Error tracking with Sentry (lib/error-tracking.ts, docs/error-tracking.md); `dsn` null: off. */
 	errorTracking: ErrorTrackingConfig;
@@ -83,7 +85,23 @@ export interface ErrorTrackingConfig {
 	release: string | null;
 }
 
+export interface HealthConfig {
+	/** HEALTH_PORT: 0 picks a free port; null (`off`) serves no health endpoint. */
+	port: number | null;
+	host: string;
+}
+
 const DEFAULT_UPLOAD_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain", "text/csv"];
+
+/** HEALTH_PORT / HEALTH_HOST (docs/deployment.md "Health checks"). */
+function healthConfig(env: Env): HealthConfig {
+	const raw = (env.HEALTH_PORT ?? "").trim().toLowerCase();
+	if (raw !== "" && raw !== "off" && !(/^\d+$/.test(raw) && Number(raw) <= 65535)) {
+		throw new Error(`Configuration: HEALTH_PORT must be a port number from 0 to 65535 or "off", got "${env.HEALTH_PORT}"`);
+	}
+	const port = raw === "off" ? null : raw === "" ? 3031 : Number(raw);
+	return { port, host: env.HEALTH_HOST?.trim() || "0.0.0.0" };
+}
 
 /** TRUST_PROXY: false/0 (default), true (one proxy), or the number of proxies in front. */
 function proxyHops(value: string | undefined): number {
@@ -285,6 +303,7 @@ export function loadConfig(envIn: Env = processEnvironment()): AppConfig {
 		metrics: bool("METRICS", env.METRICS, false),
 		tracing: bool("TRACING", env.TRACING, false),
 		errorTracking: errorTrackingFromEnv(env, nodeEnv),
+		health: healthConfig(env),
 		cacher: redisUrl ? "redis" : "memory",
 		redisPrefix: env.REDIS_PREFIX || "cpg:",
 		testUsdcAddress: evmAddress("TEST_USDC_ADDRESS", env.TEST_USDC_ADDRESS),

@@ -392,6 +392,12 @@ export class KafkaJsTransporter extends Transporters.Base {
 		}
 	}
 
+	/** A round trip to the cluster (the node's /readyz): fails while no broker answers. */
+	async probe(): Promise<void> {
+		if (!this.admin) throw new Error("not connected");
+		await this.admin.describeCluster();
+	}
+
 	async disconnect(): Promise<void> {
 		this.closing = true;
 		// A balanced sync in progress must not start a consumer after the clients are closed.

@@ -16,6 +16,7 @@ import type { ChainSource } from "../lib/chains/source";
 import { dropSeries, METRIC, setGauge } from "../lib/metrics";
 import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort, WatchedNetwork, WatcherLogger, WatcherStatus, watcherOwnerId } from "../lib/watchers/runner";
+import { networkReadiness, WatcherReadiness } from "../lib/watchers/readiness";
 import type { WatchableNetwork } from "../services/networks.service";
 
 export interface WatcherMixinOptions {
@@ -28,12 +29,15 @@ interface WatcherVars {
 	owner: string;
 	refreshTimer: NodeJS.Timeout | null;
 	refreshing: Promise<void> | null;
+	/** Why the followed networks could not be read at the last refresh; null: they were. */
+	networksError: string | null;
 }
 
 interface WatcherMethods {
 	refreshNetworks(): Promise<void>;
 	slugs(): Promise<Map<string, string>>;
 	paymentsPort(): PaymentsPort;
+	watcherReadiness(): WatcherReadiness;
 }
 
 type WatcherThis = Service & WatcherVars & WatcherMethods;
@@ -138,6 +142,14 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 				return out;
 			},
 
+			/** Per network this service follows: ready as a standby, or leading with the lease held and a small lag. */
+			watcherReadiness(this: WatcherThis): WatcherReadiness {
+				const maxLag = appOf(this.broker).config.watchers.readyMaxLag;
+				const now = Date.now();
+				const networks = [...this.runners.values()].map(r => networkReadiness(r.status, r.leaseHeldUntil, now, maxLag));
+				return { chainType: opts.chainType, networks, error: this.networksError };
+			},
+
 			paymentsPort(this: WatcherThis): PaymentsPort {
 				const call = <T>(action: string, params: object) => this.broker.call(action, params) as Promise<T>;
 				return {
@@ -209,14 +221,21 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 			this.owner = watcherOwnerId(this.broker.nodeID);
 			this.refreshTimer = null;
 			this.refreshing = null;
+			this.networksError = null;
 		},
 
 		async started(this: WatcherThis) {
 			const refresh = () => {
-				this.refreshing = this.refreshNetworks().catch(err => {
-					this.logger.warn(`Watcher ${opts.chainType}: networks could not be read: ${(err as Error).message}`);
-					captureLoopError(err, { service: this.name });
-				});
+				this.refreshing = this.refreshNetworks().then(
+					() => {
+						this.networksError = null;
+					},
+					err => {
+						this.networksError = `${opts.chainType} networks could not be read`;
+						this.logger.warn(`Watcher ${opts.chainType}: networks could not be read: ${(err as Error).message}`);
+						captureLoopError(err, { service: this.name });
+					},
+				);
 				return this.refreshing;
 			};
 			await refresh();

@@ -24,6 +24,8 @@ export interface WatchersConfig {
 	reconcileMs: number;
 	/** Lag (head - cursor) in blocks above which the watcher logs a warning. */
 	lagWarnBlocks: number;
+	/** Lag above which a node leading a network is not ready (/readyz, lib/watchers/readiness.ts). */
+	readyMaxLag: number;
 	/** How long after its creation a deposit address is still watched (late payments are recorded). */
 	watchHours: number;
 	/** Per-request RPC timeout. */
@@ -42,7 +44,7 @@ export function envSlug(slug: string): string {
 export function redactUrl(url: string): string {
 	try {
 		const u = new URL(url);
-		return `${u.protocol}//${u.hostname}${u.port ? `:${u.port}` : ""}${u.pathname === "/" ? "" : "/…"}`;
+		return `${u.protocol}//${u.hostname}${u.port ? `:${u.port}` : ""}${u.pathname === "/" || u.pathname === "" ? "" : "/…"}`;
 	} catch {
 		return "(invalid url)";
 	}
@@ -83,6 +85,7 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 		reorgDepth: int("WATCHER_REORG_DEPTH", env.WATCHER_REORG_DEPTH, 64, 2, 10_000),
 		reconcileMs: int("WATCHER_RECONCILE_MS", env.WATCHER_RECONCILE_MS, 60_000, 0, 86_400_000),
 		lagWarnBlocks: int("WATCHER_LAG_WARN_BLOCKS", env.WATCHER_LAG_WARN_BLOCKS, 50, 1, 1_000_000),
+		readyMaxLag: int("WATCHER_READY_MAX_LAG", env.WATCHER_READY_MAX_LAG, 50, 0, 1_000_000),
 		watchHours: int("WATCHER_WATCH_HOURS", env.WATCHER_WATCH_HOURS, 7 * 24, 1, 24 * 365),
 		rpcTimeoutMs: int("WATCHER_RPC_TIMEOUT_MS", env.WATCHER_RPC_TIMEOUT_MS, 10_000, 100, 120_000),
 		startBlocks,

@@ -110,6 +110,8 @@ export class NetworkWatcher {
 	private loop: Promise<void> | null = null;
 	private wake: (() => void) | null = null;
 	private lease: Lease | null = null;
+	/** Wall-clock ms until which the lease is known to be held (its last take or renewal). */
+	private leaseUntil: number | null = null;
 	private renewTimer: NodeJS.Timeout | null = null;
 	private addresses = new Set<string>();
 	private addressKeyset: { createdAt: string; id: string } | null = null;
@@ -167,6 +169,7 @@ export class NetworkWatcher {
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		if (this.lease) await releaseLease(this.deps.models, this.lease).catch(() => undefined);
 		this.lease = null;
+		this.leaseUntil = null;
 		this.status.leader = false;
 		this.deps.onStandby?.();
 		await this.deps.source.close().catch(() => undefined);
@@ -200,18 +203,30 @@ export class NetworkWatcher {
 		}
 	}
 
+	/**
+	 * Wall-clock ms until which this watcher knows it holds the network's lease; null: standing by.
+	 * A leader whose renewals fail (the database is unreachable) sees it pass (/readyz).
+	 */
+	get leaseHeldUntil(): number | null {
+		return this.lease ? this.leaseUntil : null;
+	}
+
 	private async tryLead(): Promise<void> {
 		const { models, network, config, owner, logger } = this.deps;
-		const lease = await acquireLease(models, network.id, owner, config.leaseMs, Date.now());
+		const at = Date.now();
+		const lease = await acquireLease(models, network.id, owner, config.leaseMs, at);
 		if (!lease) return;
 		this.lease = lease;
+		this.leaseUntil = at + config.leaseMs;
 		this.status.leader = true;
 		logger.info(`Watcher ${owner} leads network ${network.slug} (lease token ${lease.token})`);
 		this.renewTimer = setInterval(() => {
 			const held = this.lease;
 			if (!held) return;
-			renewLease(models, held, config.leaseMs, Date.now())
+			const at = Date.now();
+			renewLease(models, held, config.leaseMs, at)
 				.then(ok => {
+					if (ok && this.lease === held) this.leaseUntil = at + config.leaseMs;
 					if (!ok && this.lease === held) this.loseLease();
 				})
 				.catch(() => undefined);
@@ -222,6 +237,7 @@ export class NetworkWatcher {
 		if (!this.lease) return;
 		this.deps.logger.warn(`Watcher ${this.deps.owner} lost the lease on network ${this.deps.network.slug}; standing by`);
 		this.lease = null;
+		this.leaseUntil = null;
 		this.status.leader = false;
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		this.renewTimer = null;

@@ -19,7 +19,8 @@ export interface NodeProcess {
 export function startNodeProcess(env: Record<string, string>): NodeProcess {
 	const child = spawn(process.execPath, ["-r", path.join(ROOT, "test/helpers/ts-register.js"), path.join(ROOT, "lib/start.ts")], {
 		cwd: ROOT,
-		env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", LOG_LEVEL: "warn", ...env },
+		// HEALTH_PORT 0: processes of parallel tests never meet on the default port.
+		env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", LOG_LEVEL: "warn", HEALTH_PORT: "0", ...env },
 		stdio: ["ignore", "pipe", "pipe"],
 	});
 	let out = "";

@@ -1,7 +1,9 @@
 /**
- * A loopback TCP proxy the test controls, put between a node and MySQL or Redis to stage an
+ * A loopback TCP proxy the test controls, put between a node and MySQL, Redis or NATS to stage an
  * outage: `cut()` stops listening and drops every open connection (the server looks stopped:
- * connections are refused), `restore()` listens again on the same port.
+ * connections are refused), `restore()` listens again on the same port. `stall()` keeps every
+ * connection open but passes nothing either way, new ones included (the server hangs);
+ * `resume()` lets the bytes through again.
  */
 import net from "node:net";
 
@@ -11,25 +13,46 @@ export interface TcpProxy {
 	through(url: string): string;
 	cut(): Promise<void>;
 	restore(): Promise<void>;
+	stall(): void;
+	resume(): void;
 	close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
 	const sockets = new Set<net.Socket>();
-	const relay = (client: net.Socket) => {
+	/** Open relays (source, destination), to stop and restart their flow. */
+	const pipes = new Set<[net.Socket, net.Socket]>();
+	/** Clients accepted while stalled: relayed once resumed. */
+	const waiting = new Set<net.Socket>();
+	let stalled = false;
+	const connectUpstream = (client: net.Socket) => {
 		const upstream = net.connect(target.port, target.host);
-		for (const [from, to] of [
+		for (const pair of [
 			[client, upstream],
 			[upstream, client],
-		]) {
+		] as Array<[net.Socket, net.Socket]>) {
+			const [from, to] = pair;
 			sockets.add(from);
+			pipes.add(pair);
 			from.pipe(to);
 			from.on("error", () => to.destroy());
 			from.on("close", () => {
 				sockets.delete(from);
+				pipes.delete(pair);
 				to.destroy();
 			});
 		}
+	};
+	const relay = (client: net.Socket) => {
+		if (!stalled) return connectUpstream(client);
+		client.pause();
+		waiting.add(client);
+		sockets.add(client);
+		client.on("error", () => client.destroy());
+		client.on("close", () => {
+			waiting.delete(client);
+			sockets.delete(client);
+		});
 	};
 	let server: net.Server | null = null;
 	let port = 0;
@@ -64,6 +87,24 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 		},
 		cut,
 		restore: listen,
+		stall() {
+			stalled = true;
+			for (const [from, to] of pipes) {
+				from.unpipe(to);
+				from.pause();
+			}
+		},
+		resume() {
+			stalled = false;
+			for (const [from, to] of pipes) from.pipe(to);
+			for (const client of waiting) {
+				waiting.delete(client);
+				sockets.delete(client);
+				client.removeAllListeners("close");
+				client.removeAllListeners("error");
+				connectUpstream(client);
+			}
+		},
 		close: cut,
 	};
 }

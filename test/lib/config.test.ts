@@ -299,3 +299,18 @@ describe("configuration", () => {
 		expect(load({ NODE_ENV: "production", ...SECRETS, BRIDGE_PROVIDER_URL: "https://bridge.example" }).withdrawals.bridge.url).toBe("https://bridge.example");
 	});
 });
+
+describe("health endpoint configuration", () => {
+	const load = (env: Env = {}) => loadConfig({ DATA_DIR: os.tmpdir(), ...SECRETS, ...env });
+
+	it("listens on 0.0.0.0:3031 by default; HEALTH_PORT=0 picks a free port, off disables it", () => {
+		expect(load().health).toEqual({ port: 3031, host: "0.0.0.0" });
+		expect(load({ HEALTH_PORT: "0", HEALTH_HOST: "127.0.0.1" }).health).toEqual({ port: 0, host: "127.0.0.1" });
+		expect(load({ HEALTH_PORT: " OFF " }).health).toEqual({ port: null, host: "0.0.0.0" });
+		expect(load({ HEALTH_PORT: "8081" }).health.port).toBe(8081);
+	});
+
+	it("refuses anything else, naming the variable", () => {
+		for (const bad of ["no", "-1", "65536", "3.5"]) expect(() => load({ HEALTH_PORT: bad })).toThrow(`Configuration: HEALTH_PORT must be a port number from 0 to 65535 or "off", got "${bad}"`);
+	});
+});

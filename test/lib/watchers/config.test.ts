@@ -16,6 +16,12 @@ describe("watcher configuration", () => {
 		expect(() => watchersConfigFromEnv({ RPC_URL_X: "ftp://host" })).toThrow(/http\(s\) or ws\(s\)/);
 	});
 
+	it("reads the lag that makes a leading watcher not ready (WATCHER_READY_MAX_LAG)", () => {
+		expect(watchersConfigFromEnv({}).readyMaxLag).toBe(50);
+		expect(watchersConfigFromEnv({ WATCHER_READY_MAX_LAG: "0" }).readyMaxLag).toBe(0);
+		expect(() => watchersConfigFromEnv({ WATCHER_READY_MAX_LAG: "-1" })).toThrow(/WATCHER_READY_MAX_LAG must be a whole number/);
+	});
+
 	it("reads the node's cookie file for a URL without credentials, and never logs them", () => {
 		const c = watchersConfigFromEnv({ RPC_URL_LITECOIN_REGTEST: "http://127.0.0.1:19443/", RPC_COOKIE_FILE_LITECOIN_REGTEST: cookie });
 		const url = rpcUrlFor(c, "litecoin-regtest")!;

@@ -1,0 +1,104 @@
+/**
+ * /readyz of watcher nodes (lib/health.ts, lib/watchers/readiness.ts) on a real anvil chain: two
+ * nodes running the EVM watcher on one database. The one holding the network's lease is ready
+ * while its cursor is within WATCHER_READY_MAX_LAG blocks of the head and its RPC answers; the
+ * standby is ready throughout.
+ */
+import { networkIdFor } from "../../lib/networks/catalogue";
+import { HealthServer, startHealthServer } from "../../lib/health";
+import type { WatcherStatus } from "../../lib/watchers/runner";
+import { startAnvil, Anvil } from "../helpers/anvil";
+import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
+import { startNode, TestNode } from "../helpers/harness";
+import { until } from "../helpers/until";
+
+const NET = networkIdFor("anvil-local");
+const MAX_LAG = 5;
+const WATCHER_SERVICES = ["networks", "transactions", "watcher-evm"];
+const WATCHER_ENV = {
+	WATCHER_POLL_MS: "50",
+	// One block per step: a jump of the head takes many steps to catch up, long enough to be seen.
+	WATCHER_MAX_RANGE: "1",
+	WATCHER_READY_MAX_LAG: String(MAX_LAG),
+	WATCHER_RECONCILE_MS: "0",
+};
+
+async function readyz(health: HealthServer): Promise<{ status: number; body: any }> {
+	const res = await fetch(`http://127.0.0.1:${health.port}/readyz`);
+	return { status: res.status, body: await res.json() };
+}
+
+describe("readiness of watcher nodes", () => {
+	let anvil: Anvil;
+	let rpc: RpcProxy;
+	let leader: TestNode;
+	let standby: TestNode;
+	let leaderHealth: HealthServer;
+	let standbyHealth: HealthServer;
+
+	const status = async (node: TestNode) => ((await node.broker.call("watcher-evm.status")) as WatcherStatus[]).find(s => s.networkId === NET);
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(false);
+		rpc = await startRpcProxy(anvil.url);
+		leader = await startNode({ services: WATCHER_SERVICES, env: { ...WATCHER_ENV, RPC_URL_ANVIL_LOCAL: rpc.url } });
+		await until("the first node to lead anvil-local and read its head", async () => {
+			const s = await status(leader);
+			return s?.leader && s.lag !== null;
+		});
+		standby = await startNode({ services: WATCHER_SERVICES, env: { ...WATCHER_ENV, RPC_URL_ANVIL_LOCAL: anvil.url }, shareWith: leader });
+		await until("the second node to follow anvil-local", async () => !!(await status(standby)));
+		leaderHealth = await startHealthServer(leader.broker, { port: 0, host: "127.0.0.1" });
+		standbyHealth = await startHealthServer(standby.broker, { port: 0, host: "127.0.0.1" });
+	}, 120_000);
+
+	afterAll(async () => {
+		await leaderHealth?.close();
+		await standbyHealth?.close();
+		await standby?.stop();
+		await leader?.stop();
+		await rpc?.stop();
+		await anvil?.stop();
+	});
+
+	it("the leader is ready once it has read the chain, with the database and watchers checks; the standby is ready", async () => {
+		const led = await readyz(leaderHealth);
+		expect(led).toMatchObject({ status: 200, body: { status: "ready", checks: { database: { ok: true }, watchers: { ok: true } } } });
+		expect((await status(standby))?.leader).toBe(false);
+		expect(await readyz(standbyHealth)).toMatchObject({ status: 200, body: { status: "ready", checks: { database: { ok: true }, watchers: { ok: true } } } });
+	});
+
+	it("the leader is not ready while more than WATCHER_READY_MAX_LAG blocks behind, and ready again once caught up", async () => {
+		await anvil.mine(150);
+		const behind = await until("the leader not ready", async () => {
+			const r = await readyz(leaderHealth);
+			return r.status === 503 ? r : null;
+		});
+		expect(behind.body.checks.watchers).toEqual({ ok: false, error: expect.stringMatching(new RegExp(`^anvil-local: \\d+ blocks behind the head \\(over ${MAX_LAG}\\)$`)) });
+		expect(behind.body.checks.database).toEqual({ ok: true });
+		// The standby writes nothing and is not behind anything.
+		expect((await readyz(standbyHealth)).status).toBe(200);
+		await until("the leader ready again", async () => (await readyz(leaderHealth)).status === 200, 60_000);
+		const caughtUp = await status(leader);
+		expect([caughtUp?.leader, caughtUp!.lag! <= MAX_LAG]).toEqual([true, true]);
+	});
+
+	it("the leader is not ready while its RPC is unreachable, and ready again when it is back", async () => {
+		await rpc.stop();
+		await anvil.mine(1);
+		const down = await until(
+			"the leader not ready",
+			async () => {
+				const r = await readyz(leaderHealth);
+				return r.status === 503 ? r : null;
+			},
+			30_000,
+		);
+		expect(down.body.checks.watchers).toEqual({ ok: false, error: "anvil-local: RPC unreachable" });
+		expect((await readyz(standbyHealth)).status).toBe(200);
+		await rpc.start();
+		await until("the leader ready again", async () => (await readyz(leaderHealth)).status === 200, 30_000);
+		expect((await status(leader))?.leader).toBe(true);
+	});
+});
