@@ -14,7 +14,7 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import { sha256Hex } from "../lib/crypto";
-import { badRequest, httpError, notFound, serviceUnavailable } from "../lib/errors";
+import { badRequest, httpError, isServiceUnavailable, notFound, serviceUnavailable } from "../lib/errors";
 import { inboundWebhooksRefused } from "../lib/config";
 import { captureLoopError } from "../lib/error-tracking";
 import { registerTranslations } from "../lib/i18n";
@@ -31,6 +31,7 @@ import {
 	receives,
 	recordOutcomes,
 	relayOutbox,
+	releaseUnsent,
 	requeueEnded,
 	takeOverExpired,
 	WebhookTarget,
@@ -60,6 +61,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 const REDISPATCH_AFTER_MS = 30_000;
 /** How often the outbox backlog gauge is read when metrics are on (Moleculer's own process metrics: 5 s too). */
 const BACKLOG_REFRESH_MS = 5_000;
+/** An attempt that could not start (the keys service away) is due again after this, uncounted. */
+const UNSENT_RETRY_MS = 5_000;
 const INTERRUPTED = "Attempt interrupted: the node sending it stopped before recording the result";
 
 const API_KEY_ID = { type: "number", integer: true, positive: true, max: 2147483647, convert: true } as const;
@@ -81,6 +84,8 @@ interface WebhooksVars {
 	flushing: Promise<void> | null;
 	targets: TtlCache<number, WebhookTarget | null>;
 	secrets: TtlCache<number, string>;
+	/** Set while attempts cannot start for a service that is away: one warning an outage. */
+	unsentSince: Date | null;
 }
 
 interface WebhooksMethods extends OrgScopeMethods {
@@ -89,6 +94,7 @@ interface WebhooksMethods extends OrgScopeMethods {
 	round(full: boolean): Promise<void>;
 	start(delivery: WebhookDelivery): void;
 	attempt(delivery: WebhookDelivery): Promise<AttemptOutcome>;
+	unsent(delivery: WebhookDelivery, err: unknown): Promise<void>;
 	flushOutcomes(): Promise<void>;
 	record(outcomes: AttemptOutcome[]): Promise<void>;
 	refreshBacklog(): Promise<void>;
@@ -443,9 +449,14 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			// batched with others (the row stays `sending`, so nobody takes it meanwhile).
 			const run = this.attempt(delivery)
 				.then(outcome => {
+					if (this.unsentSince) {
+						this.logger.info("Webhook attempts start again: the services they need are back");
+						this.unsentSince = null;
+					}
 					this.pending.push(outcome);
 					void this.flushOutcomes();
 				})
+				.catch(err => (isServiceUnavailable(err) ? this.unsent(delivery, err) : Promise.reject(err)))
 				.catch(err => this.loopFailed(`Webhook attempt of delivery ${delivery.id} failed to run:`, err, "attempt"))
 				.finally(() => {
 					const left = (this.inFlightByKey.get(key) ?? 1) - 1;
@@ -475,6 +486,20 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 				responseMaxChars: this.cfg.responseMaxChars,
 			});
 			return { delivery, ...result, url: target.webhookUrl };
+		},
+
+		/**
+		 * The attempt could not start: a service it needs (keys: URL and signing secret) is away, its
+		 * node restarting. Nothing was sent, so the claim is undone without counting an attempt
+		 * (lib/webhooks/queue.ts releaseUnsent); it is due again in a few seconds.
+		 */
+		async unsent(this: WebhooksThis, delivery: WebhookDelivery, err: unknown) {
+			const app = appOf(this.broker);
+			if (!this.unsentSince) {
+				this.unsentSince = app.clock.now();
+				this.logger.warn(`Webhook attempts wait: ${(err as Error)?.message}; deliveries stay pending, no attempt counted`);
+			}
+			await releaseUnsent(app, delivery, new Date(app.clock.now().getTime() + UNSENT_RETRY_MS));
 		},
 
 		/** Writes finished attempts in batches (one DB transaction for all outcomes waiting). */
@@ -621,6 +646,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		this.flushing = null;
 		this.targets = new TtlCache(TARGET_CACHE_MS, 10_000);
 		this.secrets = new TtlCache(SECRET_CACHE_MS, 10_000);
+		this.unsentSince = null;
 		startCounters(this.broker, METRIC.webhookDeliveries, WEBHOOK_OUTCOMES.map(outcome => ({ outcome })));
 	},
 

@@ -300,6 +300,32 @@ export async function takeOverExpired(app: App, cfg: WebhooksConfig, owner: stri
 	return models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" } });
 }
 
+/**
+ * An attempt that could not start because a service it needs is away (the keys service, for the
+ * key's URL and signing secret, while its node restarts): nothing was sent, so the claim is undone
+ * (pending again, due at `retryAt`, the attempt not counted) instead of waiting out its lease and
+ * being recorded as interrupted, which counts as an attempt: a core outage longer than a few
+ * leases would otherwise end deliveries as failed that never left. Only under this claim's token.
+ */
+export async function releaseUnsent(app: App, delivery: WebhookDelivery, retryAt: Date): Promise<boolean> {
+	const { models, sequelize, clock } = app;
+	const [count] = await retryOnLockConflict(() =>
+		models.WebhookDelivery.update(
+			{
+				status: "pending",
+				nextAttemptAt: retryAt,
+				leaseOwner: null,
+				leaseToken: null,
+				leaseUntil: null,
+				attempts: sequelize.literal("attempts - 1") as unknown as number,
+				updatedAt: clock.now(),
+			},
+			{ where: { id: delivery.id, status: "sending", leaseToken: delivery.leaseToken } },
+		),
+	);
+	return count === 1;
+}
+
 /** Where a delivery ended without reaching the merchant: what support may send again. */
 export const REDELIVERABLE: readonly DeliveryStatus[] = ["failed", "canceled"];
 

@@ -5,7 +5,8 @@
  */
 import crypto from "node:crypto";
 import type { ServiceSchema } from "moleculer";
-import { claimDue } from "../../lib/webhooks/queue";
+import { availableServices, loadServiceSchema } from "../../lib/node";
+import { claimDue, enqueue, envelopeBody } from "../../lib/webhooks/queue";
 import { verifyWebhookSignature } from "../../lib/webhooks/signature";
 import { intentBody, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 import { BACKEND, startNode, TestNode, StartOptions } from "../helpers/harness";
@@ -292,6 +293,48 @@ describe("webhooks service", () => {
 	});
 
 	describe("durability", () => {
+		it("a due attempt that cannot start while the keys service is away (its node restarting) stays pending, uncounted, and is sent once it is back", async () => {
+			const node = await start();
+			try {
+				const m = await merchant(node, receiver.url);
+				const { models } = node.app;
+				// The keys service leaves (the core node restarting); the dispatcher knows neither the URL nor the secret yet.
+				await node.broker.destroyService(node.broker.getLocalService("keys")!);
+				const webhooks = node.broker.getLocalService("webhooks") as unknown as { targets: { clear(): void }; secrets: { clear(): void } };
+				webhooks.targets.clear();
+				webhooks.secrets.clear();
+				const eventId = crypto.randomUUID();
+				const target = { id: m.key.id, organizationId: m.sandbox.id, status: "active", webhookUrl: receiver.url } as Parameters<typeof enqueue>[1]["target"];
+				const body = envelopeBody({ id: eventId, type: "payment_intent.completed", createdAt: node.clock.now(), livemode: false, payload: { id: "pi_probe" } });
+				const delivery = await enqueue(models, { eventId, kind: "event", type: "payment_intent.completed", target, userId: m.user.id, livemode: false, body, now: node.clock.now() });
+
+				// Several rounds while it is away: never sent, never counted, never failed.
+				for (let round = 0; round < 4; round++) {
+					await drain(node);
+					const row = await models.WebhookDelivery.findByPk(delivery.id);
+					expect({ status: row!.status, attempts: Number(row!.attempts), leaseToken: row!.leaseToken }).toEqual({ status: "pending", attempts: 0, leaseToken: null });
+					expect(row!.nextAttemptAt!.getTime()).toBeGreaterThan(node.clock.now().getTime());
+					node.clock.advance(5_000);
+				}
+				expect(receiver.received).toHaveLength(0);
+				expect(await models.WebhookLog.count({ where: { eventId } })).toBe(0);
+
+				node.broker.createService(loadServiceSchema(availableServices().keys));
+				await node.broker.waitForServices(["keys"], 5_000);
+				await drain(node);
+				const [hit] = await receiver.waitFor(1);
+				expect(hit.json.id).toBe(eventId);
+				expect(verifyWebhookSignature(hit.rawBody, hit.headers["x-webhook-signature"], m.key.secret)).toBe(true);
+				await until("the delivery recorded", async () => (await models.WebhookDelivery.findByPk(delivery.id))?.status === "delivered");
+				const row = await models.WebhookDelivery.findByPk(delivery.id);
+				expect(Number(row!.attempts)).toBe(1);
+				const logs = await models.WebhookLog.findAll({ where: { eventId } });
+				expect(logs.map(l => [l.attemptNumber, l.success])).toEqual([[1, true]]);
+			} finally {
+				await node.stop();
+			}
+		});
+
 		it("delivers the next attempt after the broker is stopped and a new one starts on the same database", async () => {
 			const first = await start();
 			receiver.respond(500);
