@@ -12,7 +12,7 @@ import { captureLoopError } from "../lib/error-tracking";
 import { countMetric, METRIC, startCounters, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
-import { acquireLease, ensureCursor, Lease, renewLease } from "../lib/watchers/store";
+import { acquireLease, ensureCursor, Lease, releaseLease, renewLease } from "../lib/watchers/store";
 import type { WatchableNetwork } from "../services/networks.service";
 
 export interface SweepStepper {
@@ -136,7 +136,13 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		async stopped(this: SweeperThis) {
 			if (this.timer) clearInterval(this.timer);
 			await this.running;
-			for (const r of this.runners.values()) r.runner.close?.();
+			const { models } = appOf(this.broker);
+			for (const r of this.runners.values()) {
+				r.runner.close?.();
+				// No step runs now: give the lease up so a standby takes the network at once, not after SWEEP_LEASE_MS.
+				if (r.lease) await releaseLease(models, r.lease).catch(() => undefined);
+				r.lease = null;
+			}
 		},
 	};
 	return schema as unknown as ServiceSchema;

@@ -7,7 +7,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Contract, formatUnits, parseEther, parseUnits, Wallet } from "ethers";
 import { deploySweepContracts } from "../../lib/chains/evm-sweep";
-import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { v5 as uuidv5 } from "uuid";
+import { CATALOGUE_NAMESPACE, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { acquireLease } from "../../lib/watchers/store";
 import { money } from "../../lib/money";
 import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { startNode, TestNode } from "../helpers/harness";
@@ -209,6 +211,37 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		await anvil.setAutomine(true);
 		const left = await anvil.provider.getBalance(c.address);
 		await until("ledger written", async () => money(await balanceOf(ETH)).eq(money(formatUnits(left, 18))));
+	});
+});
+
+describe("EVM sweeper lease", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(true);
+		node = await startSweeperNode(anvil, { EIP7702_ANVIL_LOCAL: "false", SWEEP_LEASE_MS: "60000" });
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await anvil?.stop();
+	});
+
+	it("is given up at a graceful stop, so a standby takes the network at once instead of after SWEEP_LEASE_MS", async () => {
+		const leaseId = uuidv5(`sweep:${NET}`, CATALOGUE_NAMESPACE);
+		const held = await until("the sweep lease taken", async () => {
+			const row = await node.app.models.ChainCursor.findByPk(leaseId);
+			return row?.leaseOwner ? row : null;
+		}, 30_000);
+		expect(held.leaseOwner).toContain(":sweeper-evm");
+		expect(held.leaseUntil!.getTime()).toBeGreaterThan(Date.now() + 30_000);
+		await node.broker.destroyService(node.broker.getLocalService("sweeper-evm")!);
+		const after = await node.app.models.ChainCursor.findByPk(leaseId);
+		expect({ owner: after!.leaseOwner, until: after!.leaseUntil }).toEqual({ owner: null, until: null });
+		// Another process's sweeper takes it now (the lease was 60 s).
+		expect(await acquireLease(node.app.models, leaseId, "standby:1:sweeper-evm", 60_000, Date.now())).toMatchObject({ owner: "standby:1:sweeper-evm" });
 	});
 });
 
