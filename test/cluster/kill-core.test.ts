@@ -8,7 +8,8 @@
  * killed, the remaining confirmations are mined while no core node runs (the watcher's credit
  * goes to the dead node, then finds no node), and a second core node is started, which finishes
  * the flow. The intent must end succeeded with exactly one credit, and each webhook event must
- * reach the merchant's endpoint exactly once, signed with the key's secret.
+ * reach the merchant's endpoint exactly once, signed with the key's secret. Before that, each
+ * node type's health endpoint (lib/health.ts) answers, ready with the checks of its kind.
  *
  * MySQL only: several processes on one SQLite file is not a supported deployment.
  */
@@ -56,6 +57,8 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 		/** Everything the watcher node logged (node-process keeps only the tail). */
 		let watcherLog = "";
 		const procs = new Map<string, NodeProcess>();
+		/** HEALTH_PORT of the first node of each type (lib/health.ts). */
+		const healthPorts = new Map<string, number>();
 		const output = () => [...procs].map(([name, p]) => `--- ${name} ---\n${p.output().slice(-3000)}`).join("\n");
 
 		function node(name: string, services: string[], extra: Env = {}): NodeProcess {
@@ -99,11 +102,13 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 				HEALTH_PORT: "0",
 				LOG_LEVEL: "warn",
 			};
-			node("core-1", CORE_SERVICES);
+			for (const name of ["core-1", "gateway", "webhooks", "watcher"]) healthPorts.set(name, await freePort());
+			const health = (name: string) => ({ HEALTH_PORT: String(healthPorts.get(name)) });
+			node("core-1", CORE_SERVICES, health("core-1"));
 			await nodesOffering("transactions", 1);
-			node("gateway", ["api"], { PORT: String(port) });
-			node("webhooks", ["webhooks"], { WEBHOOK_POLL_MS: "200" });
-			const watcher = node("watcher", ["watcher-evm"], { RPC_URL_ANVIL_LOCAL: anvil.url, WATCHER_POLL_MS: "100", WATCHER_RECONCILE_MS: "0" });
+			node("gateway", ["api"], { PORT: String(port), ...health("gateway") });
+			node("webhooks", ["webhooks"], { WEBHOOK_POLL_MS: "200", ...health("webhooks") });
+			const watcher = node("watcher", ["watcher-evm"], { RPC_URL_ANVIL_LOCAL: anvil.url, WATCHER_POLL_MS: "100", WATCHER_RECONCILE_MS: "0", ...health("watcher") });
 			watcher.child.stdout?.on("data", d => (watcherLog += d));
 			watcher.child.stderr?.on("data", d => (watcherLog += d));
 			await nodesOffering("api", 1);
@@ -197,6 +202,28 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 				["payment_intent.processing", "delivered", 1],
 			]);
 		}
+
+		it("every node type answers /healthz and is ready on /readyz with the checks of its kind", async () => {
+			const get = async (name: string, path: string) => {
+				const res = await fetch(`http://127.0.0.1:${healthPorts.get(name)}${path}`);
+				return { status: res.status, body: (await res.json()) as { status: string; checks?: Record<string, { ok: boolean }> } };
+			};
+			const expected: Record<string, string[]> = {
+				gateway: ["redis", "transporter"],
+				"core-1": ["database", "redis", "transporter"],
+				webhooks: ["database", "redis", "transporter"],
+				watcher: ["database", "redis", "transporter", "watchers"],
+			};
+			for (const [name, checks] of Object.entries(expected)) {
+				expect(await get(name, "/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
+				const ready = await until(`${name} ready`, async () => {
+					const r = await get(name, "/readyz");
+					return r.status === 200 ? r : null;
+				}, 30_000, output);
+				expect(Object.keys(ready.body.checks!).sort()).toEqual(checks);
+				expect(Object.values(ready.body.checks!).every(c => c.ok)).toBe(true);
+			}
+		});
 
 		it("finishes a payment on a second core node after the first was killed mid-payment: one credit, each webhook once and signed", async () => {
 			const pay = await newPayment();
