@@ -74,11 +74,7 @@ function registryOf(broker: ServiceBroker): ServiceBroker["metrics"] | null {
 	if (!registered.has(broker)) {
 		// Registering a name again would replace the metric and lose its values.
 		for (const def of DEFINITIONS) {
-			if (registry.hasMetric(def.name)) continue;
-			// One call per type: register's overloads take one type at a time.
-			if (def.type === "histogram") registry.register({ ...def });
-			else if (def.type === "counter") registry.register({ ...def });
-			else registry.register({ ...def });
+			if (!registry.hasMetric(def.name)) registry.register({ ...def } as Parameters<typeof registry.register>[0]);
 		}
 		registered.add(broker);
 	}
