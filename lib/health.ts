@@ -18,7 +18,7 @@ import type { AddressInfo } from "node:net";
 import { Transporters, type ServiceBroker } from "moleculer";
 import { QueryTypes } from "sequelize";
 import { appOf, type App } from "./app";
-import { redactUrl } from "./watchers/config";
+import { redactUrlsIn } from "./watchers/config";
 import { watchersCheck, type WatcherReadiness } from "./watchers/readiness";
 
 export interface CheckResult {
@@ -49,13 +49,11 @@ const ADVISORY_CHECKS = new Set(["redis"]);
 /** Services that never query the database themselves: the gateway calls services that do. */
 const NO_DATABASE_SERVICES = new Set(["api"]);
 
-const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
-
 /** One line of an error for the probe's answer: URLs reduced to scheme, host and port. */
 export function safeError(err: unknown): string {
 	const e = err as { message?: unknown; code?: unknown; name?: unknown } | null;
 	const text = (typeof e?.message === "string" && e.message) || (typeof e?.code === "string" && e.code) || (typeof e?.name === "string" && e.name) || String(err);
-	return text.split("\n")[0].replace(URL_IN_TEXT, url => redactUrl(url)).slice(0, 200);
+	return redactUrlsIn(text.split("\n")[0]).slice(0, 200);
 }
 
 function appIfAny(broker: ServiceBroker): App | null {

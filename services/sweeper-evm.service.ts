@@ -6,10 +6,10 @@
  * lib/sweeps (nonces under a row lock, bytes recorded before broadcast). Runs in the watcher node
  * group: it holds the RPC endpoints and derives deposit keys from the seed.
  */
-import { JsonRpcProvider, Network } from "ethers";
 import type { Service, ServiceSchema } from "moleculer";
 import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor } from "../lib/chains";
+import { createEvmProvider } from "../lib/chains/evm-rpc";
 import { hdSeed } from "../lib/payments/store";
 import { eip7702For, sweepContractsFor } from "../lib/sweeps/config";
 import { SweepRunner, SweeperPorts } from "../lib/sweeps/runner";
@@ -37,7 +37,8 @@ const SweeperEvmService: ServiceSchema = {
 			chainType: "evm",
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
-				const provider = new JsonRpcProvider(rpcUrl, Network.from(network.chainId), { staticNetwork: true, cacheTimeout: -1 });
+				// Credentials in the URL become a header; errors leave it scrubbed of the URL's secrets (lib/chains/evm-rpc.ts).
+				const provider = createEvmProvider(rpcUrl, { chainId: network.chainId });
 				const params = chainParamsFor(network);
 				const runner = new SweepRunner({
 					sequelize: app.sequelize,

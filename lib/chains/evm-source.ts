@@ -40,7 +40,9 @@
  * the provider. Decisions: docs/evm-source.md.
  */
 import { backOff } from "exponential-backoff";
-import { FetchRequest, JsonRpcProvider, Network, getAddress, id as keccakId, makeError, type FetchGetUrlFunc, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { getAddress, id as keccakId } from "ethers";
+import { redactUrlsIn } from "../watchers/config";
+import { createEvmProvider } from "./evm-rpc";
 import { NATIVE_INDEX_OFFSET, type BlockRef, type ChainSource, type ChainTransfer, type TransferQuery, type WatchedToken } from "./source";
 
 /** keccak256("Transfer(address,address,uint256)"). */
@@ -137,13 +139,11 @@ function field(value: unknown, key: string): unknown {
 }
 
 const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 300)}...` : text);
-/** URLs out of any text that reaches a message: the RPC URL may carry an API key. */
-const redactUrls = (text: string): string => text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "<url>");
 
 /** A failure in a few words, from the parts of an ethers error that never hold the request URL. */
 function describe(e: unknown): string {
 	const rpc = rpcErrorOf(e);
-	if (rpc) return clip(redactUrls(`JSON-RPC error${rpc.code === undefined ? "" : ` ${rpc.code}`}: ${rpc.message}`));
+	if (rpc) return clip(redactUrlsIn(`JSON-RPC error${rpc.code === undefined ? "" : ` ${rpc.code}`}: ${rpc.message}`));
 	const code = field(e, "code");
 	if (code === "TIMEOUT" || field(e, "name") === "TimeoutError") return "timed out";
 	if (code === "SERVER_ERROR") {
@@ -153,7 +153,7 @@ function describe(e: unknown): string {
 	const short = field(e, "shortMessage");
 	const text = typeof short === "string" ? short : e instanceof Error ? e.message : String(e);
 	const causeCode = field(field(e, "cause"), "code");
-	return clip(redactUrls(typeof causeCode === "string" ? `${text} (${causeCode})` : text));
+	return clip(redactUrlsIn(typeof causeCode === "string" ? `${text} (${causeCode})` : text));
 }
 
 /** The JSON-RPC error object ({ code, message }) inside an ethers error, if the node sent one. */
@@ -288,46 +288,6 @@ function chunk<T>(items: readonly T[], size: number): T[][] {
 	return out;
 }
 
-/** Real timeouts: fetch aborted after `req.timeout` ms in all (ethers' default getUrl only arms an idle-socket timer and never aborts). */
-const fetchGetUrl: FetchGetUrlFunc = async req => {
-	const res = await fetch(req.url, {
-		method: req.method,
-		headers: req.headers,
-		body: req.body ?? undefined,
-		signal: AbortSignal.timeout(req.timeout),
-	});
-	const body = new Uint8Array(await res.arrayBuffer());
-	const headers: Record<string, string> = {};
-	res.headers.forEach((value, key) => {
-		headers[key] = value;
-	});
-	return { statusCode: res.status, statusMessage: res.statusText, headers, body: body.length > 0 ? body : null };
-};
-
-/**
- * ethers' JsonRpcProvider with the response decoded by the platform: ethers' own UTF-8 decoder
- * (FetchResponse.bodyJson) is pure JavaScript and takes ~90 ms for the 600 KB of a 1,000-log
- * answer, against well under 1 ms for TextDecoder. `_send` is the provider's documented override.
- */
-class JsonRpcProviderFastJson extends JsonRpcProvider {
-	private readonly decoder = new TextDecoder();
-
-	override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
-		const request = this._getConnection();
-		request.body = JSON.stringify(payload);
-		request.setHeader("content-type", "application/json");
-		const response = await request.send();
-		response.assertOk();
-		let body: unknown;
-		try {
-			body = JSON.parse(this.decoder.decode(response.body ?? new Uint8Array()));
-		} catch (e) {
-			throw makeError("invalid JSON-RPC response", "BAD_DATA", { value: response.body, info: { error: e } });
-		}
-		return (Array.isArray(body) ? body : [body]) as JsonRpcResult[];
-	}
-}
-
 /** What one call may retry on: transient failures always; timeouts unless the caller halves on them instead. */
 type RetryOn = ReadonlySet<RpcFailureKind>;
 const RETRY_TRANSIENT: RetryOn = new Set(["transient", "timeout"]);
@@ -346,17 +306,7 @@ export function createEvmSource(opts: EvmSourceOptions): EvmSource {
 	const maxDelay = opts.retry?.maxDelayMs ?? 5_000;
 	const logger = opts.logger;
 
-	const request = new FetchRequest(opts.rpcUrl);
-	request.timeout = timeoutMs;
-	request.getUrlFunc = fetchGetUrl;
-	// ethers would retry 429s on its own, up to 12 times; our backoff does it, bounded.
-	request.retryFunc = async () => false;
-	const provider = new JsonRpcProviderFastJson(request, new Network(`evm:${opts.networkId}`, BigInt(opts.chainId ?? 0)), {
-		staticNetwork: true,
-		cacheTimeout: -1,
-		batchMaxCount: batchSize,
-		batchStallTime: 2,
-	});
+	const provider = createEvmProvider(opts.rpcUrl, { chainId: opts.chainId ?? 0, networkName: `evm:${opts.networkId}`, timeoutMs, batchMaxCount: batchSize, batchStallTime: 2 });
 
 	let closed = false;
 	let span = maxRange;

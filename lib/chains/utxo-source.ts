@@ -31,6 +31,7 @@ import { backOff } from "exponential-backoff";
 import { address as btcAddress, type Network } from "bitcoinjs-lib";
 import { BlockUnavailableError, RpcError, RpcUnavailableError } from "./evm-source";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "./source";
+import { rpcCredentials } from "../watchers/config";
 
 export interface UtxoSourceLogger {
 	warn(...args: unknown[]): void;
@@ -155,11 +156,8 @@ class CallError extends Error {
 
 /** Endpoint without credentials + the Authorization header; credentials never leave this function's result. */
 function endpointOf(rpcUrl: string): { url: string; auth: string | null } {
-	const u = new URL(rpcUrl);
-	const auth = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64")}` : null;
-	u.username = "";
-	u.password = "";
-	return { url: u.toString(), auth };
+	const { url, authorization } = rpcCredentials(rpcUrl);
+	return { url, auth: authorization };
 }
 
 export function createUtxoSource(opts: UtxoSourceOptions): UtxoSource {

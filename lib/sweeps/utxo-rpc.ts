@@ -5,6 +5,7 @@
  */
 import { backOff } from "exponential-backoff";
 import { parseRpcReply } from "../chains/utxo-source";
+import { rpcCredentials } from "../watchers/config";
 
 export type UtxoRpcCall = <T = unknown>(method: string, params?: unknown[]) => Promise<T>;
 
@@ -21,11 +22,7 @@ export class UtxoRpcError extends Error {
 }
 
 export function createUtxoRpc(rpcUrl: string, opts: { timeoutMs?: number; attempts?: number } = {}): UtxoRpcCall {
-	const u = new URL(rpcUrl);
-	const auth = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64")}` : null;
-	u.username = "";
-	u.password = "";
-	const url = u.toString();
+	const { url, authorization: auth } = rpcCredentials(rpcUrl);
 	const timeoutMs = opts.timeoutMs ?? 15_000;
 	let id = 0;
 	return async <T>(method: string, params: unknown[] = []): Promise<T> =>

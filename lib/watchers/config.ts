@@ -50,6 +50,47 @@ export function redactUrl(url: string): string {
 	}
 }
 
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+
+/** Every URL in a text (an error message, a response body) reduced to scheme, host and port. */
+export function redactUrlsIn(text: string): string {
+	return text.replace(URL_IN_TEXT, url => redactUrl(url));
+}
+
+/**
+ * An RPC URL split for sending: the URL without its credentials (Node's fetch refuses a URL that
+ * carries them) and the Basic Authorization header they become, or null. `secrets` are the parts
+ * of the URL that may be a key (password, user, query values, path segments), for scrubbing any
+ * text that quotes them: some providers echo the request in an error body.
+ */
+export function rpcCredentials(rpcUrl: string): { url: string; authorization: string | null; secrets: string[] } {
+	const u = new URL(rpcUrl);
+	const user = decodeURIComponent(u.username);
+	const password = decodeURIComponent(u.password);
+	const authorization = user || password ? `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` : null;
+	const raw = [u.username, u.password, ...u.search.slice(1).split("&").map(p => p.slice(p.indexOf("=") + 1)), ...u.pathname.split("/")];
+	const secrets = [...raw, ...raw.map(s => safeDecode(s)), user, password, ...(authorization ? [authorization.slice(6)] : [])].filter(s => s.length >= 6);
+	u.username = "";
+	u.password = "";
+	// Longest first, so a secret containing another is replaced whole.
+	return { url: u.toString(), authorization, secrets: [...new Set(secrets)].sort((a, b) => b.length - a.length) };
+}
+
+function safeDecode(s: string): string {
+	try {
+		return decodeURIComponent(s.replace(/\+/g, " "));
+	} catch {
+		return s;
+	}
+}
+
+/** `text` with every URL redacted and every literal secret replaced by "***". */
+export function scrubRpcText(text: string, secrets: readonly string[]): string {
+	let out = text;
+	for (const s of secrets) out = out.split(s).join("***");
+	return redactUrlsIn(out);
+}
+
 export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 	const rpcUrls: Record<string, string> = {};
 	const rpcCookieFiles: Record<string, string> = {};

@@ -2,7 +2,8 @@
  * A loopback JSON-RPC proxy in front of a node (anvil), to make it behave like a hosted provider
  * in tests: refuse wide eth_getLogs ranges the way providers do, answer 429 for a while, go down
  * and come back on the same port, answer eth_getLogs with no logs (a provider whose log index
- * missed blocks), and count the calls by method (batches counted per call).
+ * missed blocks), require Basic credentials, answer with a body that quotes the request URL (a
+ * provider's error page echoing an API key), and count the calls by method (batches counted per call).
  */
 import http from "node:http";
 import type net from "node:net";
@@ -24,8 +25,11 @@ export interface RpcProxy {
 	/** HTTP requests received (a batch is one). */
 	requests(): number;
 	resetCounts(): void;
-	/** The next `count` HTTP requests get this status (default 429) and no JSON-RPC answer. */
-	failNext(count: number, status?: number): void;
+	/**
+	 * The next `count` HTTP requests get this status (default 429) and no JSON-RPC answer; with
+	 * `echoUrl`, a text body quoting the request's full URL (path and query), as some gateways do.
+	 */
+	failNext(count: number, status?: number, opts?: { echoUrl?: boolean }): void;
 	/** The next `count` HTTP requests are held without an answer until the proxy stops (timeouts). */
 	stallNext(count: number): void;
 	/**
@@ -43,10 +47,17 @@ export interface RpcProxy {
 
 const rangeError = (id: JsonRpcCall["id"]) => ({ jsonrpc: "2.0", id, error: { code: -32005, message: "query returned more than 10000 results" } });
 
-export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: number | null } = {}): Promise<RpcProxy> {
+export interface RpcProxyOptions {
+	maxLogsRange?: number | null;
+	/** Every request must carry these Basic credentials, else 401 (an RPC endpoint behind basic auth). */
+	auth?: { user: string; password: string };
+}
+
+export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}): Promise<RpcProxy> {
 	const counts = new Map<string, number>();
 	let requestCount = 0;
-	let failures: { left: number; status: number } = { left: 0, status: 429 };
+	let failures: { left: number; status: number; echoUrl: boolean } = { left: 0, status: 429, echoUrl: false };
+	const expectedAuth = opts.auth ? `Basic ${Buffer.from(`${opts.auth.user}:${opts.auth.password}`).toString("base64")}` : null;
 	let stalls = 0;
 	let swallow: string | null = null;
 	let logsHidden = false;
@@ -91,9 +102,14 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 				held.push(res);
 				return;
 			}
+			if (expectedAuth && req.headers.authorization !== expectedAuth) {
+				res.writeHead(401, { "content-type": "text/plain", "www-authenticate": 'Basic realm="rpc"' }).end("401 Unauthorized");
+				return;
+			}
 			if (failures.left > 0) {
 				failures.left--;
-				res.writeHead(failures.status, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: failures.status, message: "Too Many Requests" } }));
+				if (failures.echoUrl) res.writeHead(failures.status, { "content-type": "text/html" }).end(`<html><body>${failures.status} Bad Gateway: upstream error for POST http://${req.headers.host}${req.url}</body></html>`);
+				else res.writeHead(failures.status, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: failures.status, message: "Too Many Requests" } }));
 				return;
 			}
 			try {
@@ -133,8 +149,8 @@ export async function startRpcProxy(upstream: string, opts: { maxLogsRange?: num
 			counts.clear();
 			requestCount = 0;
 		},
-		failNext(count: number, status = 429) {
-			failures = { left: count, status };
+		failNext(count: number, status = 429, o: { echoUrl?: boolean } = {}) {
+			failures = { left: count, status, echoUrl: o.echoUrl ?? false };
 		},
 		stallNext(count: number) {
 			stalls = count;

@@ -11,7 +11,7 @@ import { availableServices, loadServiceSchema } from "../../lib/node";
 import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { until } from "../helpers/until";
 import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
-import { TestNode } from "../helpers/harness";
+import { LogLine, TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
@@ -260,5 +260,60 @@ describe("EVM watcher behind a provider that refuses wide ranges and goes down",
 		expect(proxy.calls("eth_getLogs")).toBeGreaterThan(15);
 		const head = await anvil.blockNumber();
 		await until("caught up", async () => (await node.app.models.ChainCursor.findByPk(NET))!.blockNumber === head);
+	}, 180_000);
+});
+
+describe("EVM watcher and sweeper with secrets in the RPC URL", () => {
+	const USER = "rpc-user";
+	const PASSWORD = "pa55-Word-s3cret";
+	const API_KEY = "QueryKey0123456789abcdef";
+	let anvil: Anvil;
+	let proxy: RpcProxy;
+	let node: TestNode;
+	const logs: LogLine[] = [];
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		await anvil.setAutomine(true);
+		// An endpoint behind basic auth that also wants a key in the query string.
+		proxy = await startRpcProxy(anvil.url, { auth: { user: USER, password: PASSWORD } });
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: `http://${USER}:${PASSWORD}@127.0.0.1:${proxy.port}/v2/?apikey=${API_KEY}`,
+				WATCHER_POLL_MS: "50",
+				WATCHER_RECONCILE_MS: "0",
+				WATCHER_RPC_TIMEOUT_MS: "2000",
+				SWEEP_POLL_MS: "100",
+			},
+			logs,
+		});
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await proxy?.stop();
+		await anvil?.stop();
+	});
+
+	it("reads blocks through http://user:pass@host, and no log line carries the password or the key when the provider answers 502 quoting the URL", async () => {
+		const { key } = await sandboxMerchant(node);
+		// Paid and credited: the watcher read the blocks through the authenticated endpoint.
+		const c = await openCheckout(node, key, { amount: "0.2", currency: "eth", tokenId: ETH, networkId: NET });
+		await (await anvil.accounts[2].sendTransaction({ to: c.address, value: parseEther("0.2") })).wait();
+		await until("credited", async () => (await node.http("GET", `/payments/transactions/${c.txId}`)).body.status === "completed", 60_000);
+		// The settled checkout has no destination: each sweeper step still reads its balance on chain.
+		const sweeperWarned = () => logs.some(l => /Sweeper step failed|Sweep /.test(l.text) && /502/.test(l.text));
+		const watcherWarned = () => logs.some(l => /watcher/i.test(`${l.mod} ${l.text}`) && /502/.test(l.text));
+		proxy.failNext(1_000_000, 502, { echoUrl: true });
+		try {
+			await until("the watcher and the sweeper logged the 502", () => sweeperWarned() && watcherWarned(), 60_000, () => logs.slice(-20).map(l => `${l.mod}: ${l.text}`).join("\n"));
+		} finally {
+			proxy.failNext(0);
+		}
+		const leaked = logs.filter(l => l.text.includes(PASSWORD) || l.text.includes(API_KEY));
+		expect(leaked).toEqual([]);
+		// The provider's error page quoting the URL was logged, scrubbed: not only a status code.
+		expect(logs.some(l => l.mod === "sweeper-evm" && l.text.includes("Bad Gateway: upstream error for POST http://127.0.0.1"))).toBe(true);
 	}, 180_000);
 });
