@@ -29,7 +29,7 @@ function rows(org: string, token: string, network: string) {
 		id, organizationId: org, apiKeyId: 1, mode: "sandbox" as const, amount: "12.5", currency: "usdc", tokenAmount: "12.5", currencyRateId: null, amountUsd: null,
 		rate: null, tokenId: token, networkId: network, status: "requires_payment_method" as const, paymentMethodTypes: ["crypto"], clientSecretDigest: "0".repeat(64),
 		returnUrl: "https://merchant.example.com/return", cancelUrl: null, description: "Order 1234", metadata: { orderId: "1234" }, expiresAt: null,
-		withdrawalAddresses: null, paymentLinkId: linkId, latestTransactionId: null, cancellationReason: null, canceledAt: null, succeededAt: null, createdAt: now, updatedAt: now,
+		withdrawalAddresses: null, paymentLinkId: linkId, latestTransactionId: null, cancellationReason: null, canceledAt: null, succeededAt: null, reversal: null, createdAt: now, updatedAt: now,
 	};
 	return { link, intent };
 }

@@ -14,6 +14,8 @@ export const METRIC = {
 	intentsCreated: "payments.intents.created",
 	intentsSettled: "payments.intents.settled",
 	transactionsCredited: "payments.transactions.credited",
+	creditsReversed: "payments.credits.reversed",
+	creditsRecredited: "payments.credits.recredited",
 	webhookDeliveries: "webhooks.deliveries",
 	webhookLatency: "webhooks.delivery.latency",
 	outboxBacklog: "webhooks.outbox.backlog",
@@ -36,6 +38,8 @@ interface MetricLabels {
 	"payments.intents.created": { mode: OrganizationMode };
 	"payments.intents.settled": { network: string };
 	"payments.transactions.credited": { network: string };
+	"payments.credits.reversed": { network: string };
+	"payments.credits.recredited": { network: string };
 	"webhooks.deliveries": { outcome: WebhookOutcome };
 	"webhooks.delivery.latency": Record<string, never>;
 	"webhooks.outbox.backlog": Record<string, never>;
@@ -45,7 +49,14 @@ interface MetricLabels {
 	"sweeps.outcomes": { network: string; outcome: SweepOutcome };
 }
 
-type CounterName = typeof METRIC.intentsCreated | typeof METRIC.intentsSettled | typeof METRIC.transactionsCredited | typeof METRIC.webhookDeliveries | typeof METRIC.sweepOutcomes;
+type CounterName =
+	| typeof METRIC.intentsCreated
+	| typeof METRIC.intentsSettled
+	| typeof METRIC.transactionsCredited
+	| typeof METRIC.creditsReversed
+	| typeof METRIC.creditsRecredited
+	| typeof METRIC.webhookDeliveries
+	| typeof METRIC.sweepOutcomes;
 type GaugeName = typeof METRIC.outboxBacklog | typeof METRIC.watcherHead | typeof METRIC.watcherCursor | typeof METRIC.watcherLag;
 type HistogramName = typeof METRIC.webhookLatency;
 
@@ -56,6 +67,8 @@ const DEFINITIONS: Definition[] = [
 	{ type: "counter", name: METRIC.intentsCreated, labelNames: ["mode"], description: "Payment intents created (API and pay page)" },
 	{ type: "counter", name: METRIC.intentsSettled, labelNames: ["network"], description: "Payment intents that reached succeeded" },
 	{ type: "counter", name: METRIC.transactionsCredited, labelNames: ["network"], description: "Transfers credited to checkouts (each transfer once)" },
+	{ type: "counter", name: METRIC.creditsReversed, labelNames: ["network"], description: "Credited transfers a reorg deeper than the required confirmations orphaned (reversed in the books)" },
+	{ type: "counter", name: METRIC.creditsRecredited, labelNames: ["network"], description: "Reversed transfers mined again and credited again" },
 	{ type: "counter", name: METRIC.webhookDeliveries, labelNames: ["outcome"], description: "Webhook attempts by outcome" },
 	{ type: "histogram", name: METRIC.webhookLatency, labelNames: [], unit: "millisecond", buckets: true, description: "Webhook attempt duration, request to answer (ms)" },
 	{ type: "gauge", name: METRIC.outboxBacklog, labelNames: [], description: "Payment events not yet relayed to the webhook queue" },

@@ -3,6 +3,7 @@ import { moneyAttribute } from "../lib/money";
 import type { IntentState } from "../lib/payments/intent-state";
 import type { OrganizationMode } from "./organization.model";
 import { jsonTextAttribute } from "../lib/payments/columns";
+import type { IntentReversal } from "../lib/payments/views";
 
 /**
  * A payment intent (docs/payments.md). Timestamps come from the app clock (timestamps: false),
@@ -41,6 +42,8 @@ export class PaymentIntent extends Model<InferAttributes<PaymentIntent>, InferCr
 	declare cancellationReason: string | null;
 	declare canceledAt: Date | null;
 	declare succeededAt: Date | null;
+	/** The latest reversal of a credit of its checkouts (docs/payments.md "Reversals"); null when none stands. */
+	declare reversal: IntentReversal | null;
 	declare createdAt: Date;
 	declare updatedAt: Date;
 
@@ -75,6 +78,7 @@ export class PaymentIntent extends Model<InferAttributes<PaymentIntent>, InferCr
 				cancellationReason: DataTypes.STRING(40),
 				canceledAt: DataTypes.DATE(3),
 				succeededAt: DataTypes.DATE(3),
+				reversal: jsonTextAttribute("reversal", null),
 				createdAt: DataTypes.DATE(3),
 				updatedAt: DataTypes.DATE(3),
 			},

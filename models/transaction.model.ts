@@ -27,6 +27,10 @@ export class Transaction extends Model<InferAttributes<Transaction>, InferCreati
 	declare confirmations: CreationOptional<number | null>;
 	/** The network's required confirmations, set when a transfer is first seen. */
 	declare requiredConfirmations: CreationOptional<number | null>;
+	/** Credited, then orphaned by a reorg deeper than the required confirmations (docs/payments.md "Reversals"); no longer in amountReceived. */
+	declare amountReversed: CreationOptional<string>;
+	/** The latest reversal while an amount stays reversed; null when none stands. */
+	declare reversedAt: CreationOptional<Date | null>;
 	/** The quote the amounts came from (lib/payments/quote.ts), for the record. */
 	declare quote: Record<string, unknown> | null;
 	declare depositAddressId: string;
@@ -64,6 +68,8 @@ export class Transaction extends Model<InferAttributes<Transaction>, InferCreati
 				amountConfirming: { ...moneyAttribute("amountConfirming", dialect), defaultValue: "0" },
 				confirmations: DataTypes.INTEGER,
 				requiredConfirmations: DataTypes.INTEGER,
+				amountReversed: { ...moneyAttribute("amountReversed", dialect), defaultValue: "0" },
+				reversedAt: DataTypes.DATE(3),
 				quote: jsonTextAttribute("quote", null),
 				depositAddressId: DataTypes.STRING(36),
 				depositAddress: DataTypes.STRING(128),
@@ -100,6 +106,12 @@ export class TransactionCredit extends Model<InferAttributes<TransactionCredit>,
 	declare counted: boolean;
 	declare confirmations: number | null;
 	declare simulated: boolean;
+	/** The block it was credited from (null: a simulation, or credited before blocks were kept): a reorg reverses it only from that block. */
+	declare blockHash: CreationOptional<string | null>;
+	/** Set while a reorg deeper than the required confirmations has it reversed; cleared when the transfer is mined again. */
+	declare reversedAt: CreationOptional<Date | null>;
+	/** How many times a reorg reversed it: the generation in its ledger references. */
+	declare reversals: CreationOptional<number>;
 	declare createdAt: Date;
 
 	static initModel(sequelize: Sequelize): typeof TransactionCredit {
@@ -116,6 +128,9 @@ export class TransactionCredit extends Model<InferAttributes<TransactionCredit>,
 				counted: DataTypes.BOOLEAN,
 				confirmations: DataTypes.INTEGER,
 				simulated: DataTypes.BOOLEAN,
+				blockHash: DataTypes.STRING(100),
+				reversedAt: DataTypes.DATE(3),
+				reversals: { type: DataTypes.INTEGER, defaultValue: 0 },
 				createdAt: DataTypes.DATE(3),
 			},
 			{ sequelize, tableName: "transaction_credits", timestamps: false },

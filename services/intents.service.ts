@@ -211,6 +211,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 								cancellationReason: null,
 								canceledAt: null,
 								succeededAt: null,
+								reversal: null,
 								createdAt: now,
 								updatedAt: now,
 							},

@@ -12,11 +12,11 @@ import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import "../lib/payments/messages";
 import { chainParamsFor, codecFor } from "../lib/chains";
-import { catalogueSlugOf } from "../lib/networks/catalogue";
+import { CATALOGUE, catalogueSlugOf } from "../lib/networks/catalogue";
 import { badRequest, forbidden, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid } from "../lib/ids";
-import { countMetric, METRIC } from "../lib/metrics";
+import { countMetric, METRIC, startCounters } from "../lib/metrics";
 import { amountRule } from "../lib/money";
 import type { NetworkView, TokenView } from "../lib/networks/view";
 import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
@@ -25,11 +25,13 @@ import type { PaymentsConfig } from "../lib/payments/config";
 import { canTransition, transition, tryTransition } from "../lib/payments/intent-state";
 import { canSettleLink, effectiveLinkStatus } from "../lib/payments/link-state";
 import { parseSupportPercent } from "../lib/payments/quote";
-import { recordDetection, revertDetection, settleDetection } from "../lib/payments/detections";
+import { recordDetection, revertDetection, RevertOutcome, settleDetection } from "../lib/payments/detections";
+import { findCredit, recordRecredit, restoreCheckout, ReversalOutcome, reverseCredit } from "../lib/payments/reversals";
+import { isAccountRace } from "../lib/withdrawals/store";
 import { applyCredit, assertSimulatable, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
 import { Effects, expiryDue, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired, withPaymentLocked } from "../lib/payments/store";
 import { transactionView } from "../lib/payments/views";
-import { checkoutDetails, checkoutIdsByHash } from "../lib/payments/support";
+import { checkoutDetails, checkoutIdsByHash, reversedCredits } from "../lib/payments/support";
 import { SUPPORT_HASH, SUPPORT_ID } from "../lib/support/params";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { AuthMeta } from "../lib/meta";
@@ -265,7 +267,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				const token = (await ctx.call("networks.getToken", { id: p.tokenId })) as TokenView;
 
 				const effects = new Effects();
-				let committed: { result: CreditResult; intentSettled: boolean };
+				let committed: { result: CreditResult; intentSettled: boolean; duplicate?: boolean; recredited?: boolean };
 				try {
 					committed = await withPaymentLocked(app, { transactionId: deposit.transactionId }, async (t, { intent, link, tx }) => {
 						const now = clock.now();
@@ -284,12 +286,33 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 							});
 						}
 
-						const counted = token.id === tx.payerTokenId;
-						// The unique index is the arbiter: a duplicate fails here and rolls everything back.
-						await models.TransactionCredit.create(
-							{ networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, transactionId: tx.id, tokenId: token.id, amount: p.amount, counted, confirmations: p.confirmations ?? null, simulated, createdAt: now },
-							{ transaction: t },
-						);
+						// A plain read under the checkout's lock (every credit of its deposit address takes it).
+						const prior = await models.TransactionCredit.findOne({ where: { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex }, transaction: t });
+						if (prior && (!prior.reversedAt || simulated || prior.transactionId !== tx.id)) {
+							// Reported again. From another block: the transfer was mined again after a reorg before
+							// its revert was heard; the credit now stands in that block (a revert of the old one changes nothing).
+							if (p.blockHash && !prior.simulated && !prior.reversedAt && prior.blockHash !== p.blockHash) {
+								prior.blockHash = p.blockHash;
+								await prior.save({ transaction: t });
+							}
+							return { result: { credited: false, duplicate: true, reason: "duplicate" as const, transaction: transactionView(tx) }, intentSettled: false, duplicate: true };
+						}
+						// A transfer whose credit a deep reorg reversed, mined again: the same credit counts again (docs/payments.md "Reversals").
+						const recredit = prior;
+						const counted = recredit ? !!recredit.counted : token.id === tx.payerTokenId;
+						if (recredit) {
+							recredit.reversedAt = null;
+							recredit.blockHash = p.blockHash ?? null;
+							recredit.confirmations = p.confirmations ?? null;
+							await recredit.save({ transaction: t });
+							restoreCheckout(tx, recredit);
+						} else {
+							// The unique index stays the arbiter: a duplicate fails here and rolls everything back.
+							await models.TransactionCredit.create(
+								{ networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, transactionId: tx.id, tokenId: token.id, amount: p.amount, counted, confirmations: p.confirmations ?? null, simulated, blockHash: p.blockHash ?? null, createdAt: now },
+								{ transaction: t },
+							);
+						}
 						const settleable = canSettleLink(link.status) && (!intent || canTransition(intent.status, "settle"));
 						const out = applyCredit({ status: tx.status, amountReceived: tx.amountReceived, totalAmount: tx.totalAmount, amount: p.amount, counted, settleable });
 						tx.status = out.status;
@@ -336,16 +359,21 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 							};
 							effects.emit("payments.transaction.completed", event);
 						}
-						return { result: { credited: true, duplicate: false, counted, transaction: transactionView(tx) }, intentSettled: intent !== null && out.settled };
-					});
+						if (recredit) await recordRecredit(app, t, effects, { tx, intent, credit: recredit, currency, now });
+						return { result: { credited: true, duplicate: false, counted, transaction: transactionView(tx) }, intentSettled: intent !== null && out.settled, recredited: !!recredit };
+					}, { retryOn: isAccountRace });
 				} catch (err) {
 					if (!isUniqueViolation(err, "transaction_credits")) throw err;
 					const tx = await models.Transaction.findByPk(deposit.transactionId);
 					return { credited: false, duplicate: true, reason: "duplicate", ...(tx ? { transaction: transactionView(tx) } : {}) };
 				}
-				// Committed, once per transfer: a repeat failed on the unique index above and counts nothing.
+				if (committed.duplicate) return committed.result;
+				// Committed, once per transfer: a repeat was answered above and counts nothing.
 				const labels = { network: catalogueSlugOf(network.id) ?? "other" };
-				countMetric(this.broker, METRIC.transactionsCredited, labels);
+				if (committed.recredited) {
+					countMetric(this.broker, METRIC.creditsRecredited, labels);
+					this.logger.warn(`A transfer whose credit a reorg had reversed was mined again on network ${network.id}: tx ${p.txHash} #${p.logIndex} credited again to checkout ${deposit.transactionId}`);
+				} else countMetric(this.broker, METRIC.transactionsCredited, labels);
 				if (committed.intentSettled) countMetric(this.broker, METRIC.intentsSettled, labels);
 				await effects.flush(this.broker);
 				return committed.result;
@@ -402,7 +430,12 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			},
 		},
 
-		/** A reorg orphaned the block of a detection: reverted (kept, never credited), the checkout goes back. Internal. */
+		/**
+		 * A reorg orphaned the block of a transfer a watcher reported. Below the required
+		 * confirmations: its detection is reverted (kept, never credited), the checkout goes back.
+		 * Already credited (a reorg deeper than the required confirmations): the credit is reversed
+		 * in the books (lib/payments/reversals.ts, docs/payments.md "Reversals"). Idempotent. Internal.
+		 */
 		revertDetection: {
 			visibility: "public",
 			params: {
@@ -410,15 +443,25 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				...TRANSFER_KEY,
 				blockHash: { type: "string", min: 1, max: 100 },
 			},
-			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; txHash: string; logIndex: number; blockHash: string }>) {
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; txHash: string; logIndex: number; blockHash: string }>): Promise<{ outcome: RevertOutcome | ReversalOutcome }> {
+				const app = appOf(this.broker);
+				const p = ctx.params;
 				const effects = new Effects();
-				const outcome = await revertDetection(appOf(this.broker), effects, ctx.params);
+				const outcome = await revertDetection(app, effects, p);
 				await effects.flush(this.broker);
-				if (outcome === "credited") {
-					// Only a reorg deeper than the network's required confirmations gets here.
-					this.logger.error(`Reorg removed a CREDITED transfer on network ${ctx.params.networkId}: tx ${ctx.params.txHash} #${ctx.params.logIndex}; raise requiredConfirmations for this network and review the checkout.`);
-				}
-				return { outcome };
+				if (outcome === "reverted") return { outcome };
+				const credit = await findCredit(app.models, p);
+				if (!credit) return { outcome };
+				const token = (await ctx.call("networks.getToken", { id: credit.tokenId })) as TokenView;
+				const reversal = await reverseCredit(app, effects, p, token.symbol.toLowerCase());
+				await effects.flush(this.broker);
+				if (reversal.outcome !== "reversed") return { outcome: reversal.outcome === "unknown" ? outcome : reversal.outcome };
+				// Committed once per reversal (a repeat answers `already`): counted, and an operator's incident.
+				countMetric(this.broker, METRIC.creditsReversed, { network: catalogueSlugOf(p.networkId) ?? "other" });
+				this.logger.error(
+					`Reorg removed a CREDITED transfer on network ${p.networkId}: tx ${p.txHash} #${p.logIndex} (${reversal.amount} ${token.symbol}${reversal.counted ? "" : ", not counted"}) reversed on checkout ${reversal.transactionId}; ledger −${reversal.ledgerAmount}. Raise requiredConfirmations for this network and review the checkout (REPL: reversals, tx ${reversal.transactionId}).`,
+				);
+				return { outcome: "reversed" };
 			},
 		},
 
@@ -547,7 +590,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 
 		/**
 		 * The on-chain transfers credited to checkouts (UTXO chains: the outputs the sweeper spends),
-		 * simulated ones left out. Internal.
+		 * simulated ones and those a deep reorg reversed (the output is not on the chain) left out. Internal.
 		 */
 		creditedOutputs: {
 			visibility: "public",
@@ -556,7 +599,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				const { models } = appOf(this.broker);
 				if (ctx.params.transactionIds.length === 0) return [];
 				const rows = await models.TransactionCredit.findAll({
-					where: { transactionId: { [Op.in]: ctx.params.transactionIds }, simulated: false },
+					where: { transactionId: { [Op.in]: ctx.params.transactionIds }, simulated: false, reversedAt: null },
 					attributes: ["transactionId", "txHash", "logIndex", "tokenId", "amount"],
 					order: [["id", "ASC"]],
 				});
@@ -603,6 +646,16 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				const rows = ids.length ? await models.Transaction.findAll({ where: { id: ids }, order: [["createdAt", "ASC"]] }) : [];
 				if (id && rows.length === 0) throw transactionNotFound();
 				return { transactions: await Promise.all(rows.map(tx => checkoutDetails(models, tx))) };
+			},
+		},
+
+		/** Support staff (REPL `reversals`, docs/operations.md): credits a deep reorg reversed, newest first. Internal: no route. */
+		"support.reversals": {
+			visibility: "public",
+			auth: "admin",
+			params: { $$strict: "remove", limit: { type: "number", integer: true, min: 1, max: 200, optional: true, convert: true } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ limit?: number }>) {
+				return { reversals: await reversedCredits(appOf(this.broker).models, ctx.params.limit ?? 20) };
 			},
 		},
 	},
@@ -663,6 +716,13 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 
 	created(this: TransactionsThis) {
 		this.payments = appOf(this.broker).config.payments;
+	},
+
+	started(this: TransactionsThis) {
+		// Reversals are rare: exported at 0 per catalogue network, so an alert's increase() sees the first one.
+		const networks = [...CATALOGUE.map(n => ({ network: n.slug })), { network: "other" }];
+		startCounters(this.broker, METRIC.creditsReversed, networks);
+		startCounters(this.broker, METRIC.creditsRecredited, networks);
 	},
 };
 

@@ -23,9 +23,10 @@ import type { ResolvedPair } from "./networks.service";
 import { priceUsd } from "../lib/payments/checkout";
 import { checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
 import { isUniqueViolation } from "../lib/payments/store";
-import { LEDGER_KINDS, LedgerKind, signProblem, summaryTotals, tokenTotals, usdcValue, WITHDRAWAL_STRATEGIES } from "../lib/withdrawals/ledger";
+import { LedgerKind, RECORDABLE_KINDS, signProblem, summaryTotals, tokenTotals, usdcValue, WITHDRAWAL_STRATEGIES } from "../lib/withdrawals/ledger";
 import { appendEntry, balanceOf, creditedTransactions, isAccountRace, kindSums, lockAccount } from "../lib/withdrawals/store";
 import type { WithdrawalsConfig } from "../lib/withdrawals/config";
+import { checkoutCreditEntry } from "../lib/withdrawals/reversals";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { MembershipRole } from "../models/organization.model";
 import type { LedgerEntry, WithdrawalRequest, WithdrawalSettings } from "../models/withdrawal.model";
@@ -340,7 +341,7 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 				mode: { type: "enum", values: [...ORGANIZATION_MODES] },
 				networkId: { type: "uuid" },
 				tokenId: { type: "uuid" },
-				kind: { type: "enum", values: [...LEDGER_KINDS] },
+				kind: { type: "enum", values: [...RECORDABLE_KINDS] },
 				amount: signedAmountRule,
 				refType: { type: "string", min: 1, max: 32 },
 				refId: { type: "string", min: 1, max: 128 },
@@ -556,16 +557,8 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 		/** The checkout's credit entry: what it received, in the payer's token on the payer's network. */
 		async creditCheckout(this: WithdrawalsThis, row: SettledTransaction): Promise<boolean> {
 			if (row.simulated || money(row.amountReceived).lte(0)) return false;
-			const out = await appendEntry(appOf(this.broker), {
-				organizationId: row.organizationId,
-				mode: row.mode,
-				networkId: row.payerNetworkId,
-				tokenId: row.payerTokenId,
-				kind: "credit",
-				amount: row.amountReceived,
-				refType: "transaction",
-				refId: row.transactionId,
-			});
+			// The same entry a reversal writes when it comes first (lib/withdrawals/reversals.ts): then this one is a duplicate.
+			const out = await appendEntry(appOf(this.broker), checkoutCreditEntry(row));
 			return out.recorded;
 		},
 	},

@@ -19,8 +19,21 @@ export type IntentState = (typeof INTENT_STATES)[number];
 export const INTENT_OPERATIONS = ["update", "confirm", "complete", "cancel", "pay", "simulate", "funds", "settle", "expire", "lapse", "revert"] as const;
 export type IntentOperation = (typeof INTENT_OPERATIONS)[number];
 
-/** Webhook event types (the spec's event list; `payment_intent.succeeded` is only an alias of completed). */
-export type IntentEventType = "payment_intent.processing" | "payment_intent.completed" | "payment_intent.canceled" | "payment_intent.requires_payment_method";
+/**
+ * Webhook event types: the spec's event list (`payment_intent.succeeded` is only an alias of
+ * completed) and our two about deep reorgs, which are not state changes (docs/webhooks.md): a
+ * credit orphaned (`reversed`) and its transfer mined again (`recredited`).
+ */
+export type IntentEventType =
+	| "payment_intent.processing"
+	| "payment_intent.completed"
+	| "payment_intent.canceled"
+	| "payment_intent.requires_payment_method"
+	| "payment_intent.reversed"
+	| "payment_intent.recredited";
+
+/** Events whose object carries latestTransaction (the spec's completed, and our reorg events). */
+export const EVENTS_WITH_LATEST: readonly IntentEventType[] = ["payment_intent.completed", "payment_intent.reversed", "payment_intent.recredited"];
 
 /** States in which the intent can still be paid, updated or canceled without a fuss. */
 export const OPEN_STATES: readonly IntentState[] = ["requires_payment_method", "requires_confirmation", "processing"];

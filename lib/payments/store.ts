@@ -27,7 +27,7 @@ import type { Models } from "../../models";
 import type { PaymentIntent } from "../../models/payment-intent.model";
 import type { PaymentLink } from "../../models/payment-link.model";
 import type { Transaction } from "../../models/transaction.model";
-import { IntentEventType, IntentOperation, OPEN_STATES, transition, tryTransition } from "./intent-state";
+import { EVENTS_WITH_LATEST, IntentEventType, IntentOperation, OPEN_STATES, transition, tryTransition } from "./intent-state";
 import { assertLinkPayable, effectiveLinkStatus, isFinalLinkStatus } from "./link-state";
 import type { QuoteAmounts } from "./quote";
 import { lapsedStatus } from "./settlement";
@@ -172,7 +172,7 @@ export async function recordIntentEvent(
 	latest: Transaction | null,
 	latestCurrency?: string,
 ): Promise<void> {
-	const object = intentEventObject(intent, latest, latestCurrency, type === "payment_intent.completed");
+	const object = intentEventObject(intent, latest, latestCurrency, EVENTS_WITH_LATEST.includes(type));
 	const id = uuid();
 	const livemode = intent.mode === "live";
 	await models.OutboxEvent.create(

@@ -36,6 +36,7 @@ export function supportIntentView(intent: PaymentIntent) {
 		expiresAt: iso(intent.expiresAt),
 		canceledAt: iso(intent.canceledAt),
 		succeededAt: iso(intent.succeededAt),
+		reversal: intent.reversal ?? null,
 		createdAt: iso(intent.createdAt),
 		updatedAt: iso(intent.updatedAt),
 	};
@@ -78,6 +79,8 @@ export function supportTransactionView(tx: Transaction) {
 		overpaidAmount: tx.overpaidAmount,
 		confirmations: tx.confirmations ?? null,
 		requiredConfirmations: tx.requiredConfirmations ?? null,
+		amountReversed: tx.amountReversed ?? "0",
+		reversedAt: iso(tx.reversedAt),
 		hash: tx.hash ?? null,
 		simulated: !!tx.simulated,
 		expiresAt: iso(tx.expiresAt),
@@ -98,7 +101,21 @@ function detectionView(d: PaymentDetection) {
 
 function creditView(c: TransactionCredit) {
 	const confirmations = c.confirmations === null || c.confirmations === undefined ? null : Number(c.confirmations);
-	return { ...transferView(c), confirmations, simulated: !!c.simulated, createdAt: iso(c.createdAt) };
+	return { ...transferView(c), confirmations, simulated: !!c.simulated, blockHash: c.blockHash ?? null, reversedAt: iso(c.reversedAt), reversals: Number(c.reversals ?? 0), createdAt: iso(c.createdAt) };
+}
+
+/**
+ * Credits a deep reorg reversed (still reversed, or credited again since), newest first, each
+ * with its checkout: the REPL's `reversals` (docs/operations.md).
+ */
+export async function reversedCredits(models: Models, limit: number) {
+	const credits = await models.TransactionCredit.findAll({ where: { reversals: { [Op.gt]: 0 } }, order: [["id", "DESC"]], limit });
+	const txs = credits.length ? await models.Transaction.findAll({ where: { id: [...new Set(credits.map(c => c.transactionId))] } }) : [];
+	const byId = new Map(txs.map(tx => [tx.id, tx]));
+	return credits.map(c => {
+		const tx = byId.get(c.transactionId);
+		return { ...creditView(c), transactionId: c.transactionId, tokenId: c.tokenId, transaction: tx ? supportTransactionView(tx) : null };
+	});
 }
 
 export interface SupportEvent {
@@ -160,6 +177,7 @@ export type SupportIntent = ReturnType<typeof supportIntentView>;
 export type SupportLink = ReturnType<typeof supportLinkView> & { payPageUrl: string };
 export type SupportTransaction = ReturnType<typeof supportTransactionView>;
 export type SupportCheckout = Awaited<ReturnType<typeof checkoutDetails>>;
+export type SupportReversal = Awaited<ReturnType<typeof reversedCredits>>[number];
 
 /** `intents.support.get`. */
 export interface SupportIntentDetails {

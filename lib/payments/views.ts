@@ -9,6 +9,20 @@ import type { TransactionStatus } from "./settlement";
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 const isoOrNull = (d: Date | string | null | undefined): string | null => (d ? iso(d) : null);
 
+/**
+ * A credit of one of the intent's checkouts that a reorg deeper than the network's required
+ * confirmations orphaned (docs/payments.md "Reversals"): shown on the intent while it stands.
+ * `amount` is what stays reversed on that checkout, in the payer token (`currency`, lower case).
+ */
+export interface IntentReversal {
+	transactionId: string;
+	amount: string;
+	currency: string;
+	/** The orphaned transfer's chain transaction hash. */
+	hash: string;
+	reversedAt: string;
+}
+
 export interface IntentLike {
 	id: string;
 	amount: string;
@@ -17,8 +31,15 @@ export interface IntentLike {
 	paymentMethodTypes: string[];
 	returnUrl: string;
 	metadata: Record<string, unknown>;
+	/** Present (not null) only while a reversal stands: the spec's objects are unchanged otherwise. */
+	reversal?: IntentReversal | null;
 	createdAt: Date;
 	updatedAt: Date;
+}
+
+/** `reversal` on an intent's read view and event object, only when one stands. */
+function reversalField(intent: IntentLike): { reversal?: IntentReversal } {
+	return intent.reversal ? { reversal: intent.reversal } : {};
 }
 
 export interface LinkLike {
@@ -46,6 +67,8 @@ export interface TransactionLike {
 	amountConfirming?: string | null;
 	confirmations?: number | null;
 	requiredConfirmations?: number | null;
+	amountReversed?: string | null;
+	reversedAt?: Date | null;
 	status: TransactionStatus;
 	payerTokenId: string;
 	payerNetworkId: string;
@@ -100,6 +123,7 @@ export function intentView(intent: IntentLike, latest: TransactionLike | null) {
 		status: intent.status,
 		paymentMethodTypes: [...intent.paymentMethodTypes],
 		latestTransaction: latestTransactionView(latest),
+		...reversalField(intent),
 		createdAt: iso(intent.createdAt),
 		updatedAt: iso(intent.updatedAt),
 	};
@@ -126,7 +150,8 @@ export function intentUpdatedView(intent: IntentLike) {
 
 /**
  * `data.object` of a webhook event: status says `completed` for succeeded; latestTransaction
- * (with the payer token's currency) only in the completed event, as the spec's Events say.
+ * (with the payer token's currency) in the completed event, as the spec's Events say, and in our
+ * own reversed / recredited events; `reversal` while one stands.
  */
 export function intentEventObject(intent: IntentLike, latest: TransactionLike | null, latestCurrency: string | undefined, withLatest: boolean) {
 	return {
@@ -136,6 +161,7 @@ export function intentEventObject(intent: IntentLike, latest: TransactionLike | 
 		status: eventStatus(intent.status),
 		paymentMethodTypes: [...intent.paymentMethodTypes],
 		metadata: intent.metadata ?? {},
+		...reversalField(intent),
 		createdAt: iso(intent.createdAt),
 		updatedAt: iso(intent.updatedAt),
 		...(withLatest ? { latestTransaction: latestTransactionView(latest, latestCurrency) } : {}),
@@ -198,6 +224,9 @@ export function transactionView(tx: TransactionLike) {
 		amountConfirming: tx.amountConfirming ?? "0",
 		confirmations: tx.confirmations ?? null,
 		requiredConfirmations: tx.requiredConfirmations ?? null,
+		// Credited, then orphaned by a deep reorg (docs/payments.md "Reversals"): no longer in amountReceived.
+		amountReversed: tx.amountReversed ?? "0",
+		reversedAt: isoOrNull(tx.reversedAt),
 		status: tx.status,
 		payerTokenId: tx.payerTokenId,
 		payerNetworkId: tx.payerNetworkId,

@@ -1,14 +1,14 @@
 /**
  * The support staff's REPL commands (docs/operations.md), each a function of a broker and the
- * command's words that answers text: `intent`, `link`, `tx`, `watchers` (and `watchers rewind`),
- * `webhooks failed`, `webhooks redeliver`, `outbox`. The broker may run no service at all (the
+ * command's words that answers text: `intent`, `link`, `tx`, `reversals`, `watchers` (and
+ * `watchers rewind`), `webhooks failed`, `webhooks redeliver`, `outbox`. The broker may run no service at all (the
  * REPL-only node, lib/repl.ts): data comes from the core services' internal `*.support.*`
  * actions over the transporter. Bad input is refused with one sentence before any call; a
  * failure anywhere becomes one line (`runSupportCommand`), never a stack trace.
  * lib/repl.ts registers them with moleculer-repl.
  */
 import type { ServiceBroker } from "moleculer";
-import type { SupportCheckout, SupportIntentDetails, SupportLinkDetails, SupportTransaction } from "../payments/support";
+import type { SupportCheckout, SupportIntentDetails, SupportLinkDetails, SupportReversal, SupportTransaction } from "../payments/support";
 import type { TokenWithNetworkView } from "../networks/view";
 import type { SupportDeliveryWithAttempts, SupportFailedDeliveries, SupportOutboxBacklog } from "../webhooks/support";
 import type { WatcherStatus } from "../watchers/runner";
@@ -164,10 +164,15 @@ async function deliveriesOf(broker: ServiceBroker, eventIds: string[]): Promise<
 	return call<SupportDeliveryWithAttempts[]>(broker, "webhooks.support.deliveries", { eventIds });
 }
 
+/** ", 1 REVERSED" when a deep reorg orphaned credited transfers of the checkout. */
+function reversedNote(tx: SupportTransaction): string {
+	return tx.amountReversed !== "0" ? `, ${tx.amountReversed} REVERSED` : "";
+}
+
 async function checkoutLine(names: Names, tx: SupportTransaction): Promise<string[]> {
 	const symbol = await names.symbol(tx.payerTokenId);
 	const confirming = tx.amountConfirming !== "0" ? `, ${tx.amountConfirming} confirming (${orNone(tx.confirmations)} of ${orNone(tx.requiredConfirmations)})` : "";
-	return [tx.id, tx.status, `${tx.amountReceived} of ${tx.totalAmount} ${symbol}${confirming}`, await names.tokenOn(tx.payerTokenId), orNone(tx.hash), tx.createdAt ?? NONE];
+	return [tx.id, tx.status, `${tx.amountReceived} of ${tx.totalAmount} ${symbol}${confirming}${reversedNote(tx)}`, await names.tokenOn(tx.payerTokenId), orNone(tx.hash), tx.createdAt ?? NONE];
 }
 
 async function checkoutsTable(names: Names, txs: SupportTransaction[]): Promise<string> {
@@ -200,6 +205,7 @@ export async function intentCommand(broker: ServiceBroker, words: readonly strin
 			["updated", intent.updatedAt],
 			["expires", intent.expiresAt],
 			["succeeded", intent.succeededAt],
+			["reversed", intent.reversal ? `${intent.reversal.amount} ${intent.reversal.currency} on checkout ${intent.reversal.transactionId} (tx ${intent.reversal.hash} orphaned by a reorg, ${intent.reversal.reversedAt}; see: tx ${intent.reversal.transactionId})` : null],
 			["canceled", intent.canceledAt ? `${intent.canceledAt} (${orNone(intent.cancellationReason)})` : null],
 		]),
 		"",
@@ -241,6 +247,12 @@ export async function linkCommand(broker: ServiceBroker, words: readonly string[
 	].join("\n");
 }
 
+/** A credit's reorg history: reversed (since when), or credited again after reversals. */
+function reorgState(k: { reversedAt: string | null; reversals: number }): string {
+	if (k.reversedAt) return `REVERSED ${k.reversedAt}`;
+	return k.reversals > 0 ? `mined again, credited again (reversed ${k.reversals}x before)` : NONE;
+}
+
 async function checkoutText(broker: ServiceBroker, names: Names, c: SupportCheckout, deliveries: SupportDeliveryWithAttempts[]): Promise<string> {
 	const tx = c.transaction;
 	const symbol = await names.symbol(tx.payerTokenId);
@@ -252,8 +264,8 @@ async function checkoutText(broker: ServiceBroker, names: Names, c: SupportCheck
 		: "  none";
 	const credits = c.credits.length
 		? table(
-				["tx hash", "index", "amount", "confirmations", "credited at"],
-				c.credits.map(k => [k.txHash, String(k.logIndex), `${k.amount}${k.counted ? "" : " (not counted)"}${k.simulated ? " (simulated)" : ""}`, orNone(k.confirmations), orNone(k.createdAt)]),
+				["tx hash", "index", "amount", "confirmations", "credited at", "reorg"],
+				c.credits.map(k => [k.txHash, String(k.logIndex), `${k.amount}${k.counted ? "" : " (not counted)"}${k.simulated ? " (simulated)" : ""}`, orNone(k.confirmations), orNone(k.createdAt), reorgState(k)]),
 			)
 		: "  none";
 	return [
@@ -267,6 +279,7 @@ async function checkoutText(broker: ServiceBroker, names: Names, c: SupportCheck
 			["due", `${tx.totalAmount} ${symbol} (amount ${tx.amount})`],
 			["received", `${tx.amountReceived} ${symbol}${tx.overpaidAmount !== "0" ? `, overpaid ${tx.overpaidAmount}` : ""}`],
 			["confirming", tx.amountConfirming !== "0" ? `${tx.amountConfirming} ${symbol}, ${orNone(tx.confirmations)} of ${orNone(tx.requiredConfirmations)} confirmations` : null],
+			["reversed", tx.amountReversed !== "0" ? `${tx.amountReversed} ${symbol} credited, then orphaned by a reorg deeper than the required confirmations (${orNone(tx.reversedAt)}); not in "received", taken out of the ledger` : null],
 			["hash", tx.hash],
 			["opened", tx.createdAt],
 			["expires", tx.expiresAt],
@@ -279,6 +292,42 @@ async function checkoutText(broker: ServiceBroker, names: Names, c: SupportCheck
 		credits,
 		`Webhook deliveries`,
 		tx.intentId ? deliveriesText(deliveries, c.events) : "  none (payment link checkouts send no webhooks)",
+	].join("\n");
+}
+
+const REVERSALS_DEFAULT = 20;
+const REVERSALS_MAX = 200;
+
+/** `reversals [--limit n]`: credited transfers a deep reorg orphaned, newest first, with their checkouts. */
+export async function reversalsCommand(broker: ServiceBroker, words: readonly string[]): Promise<string> {
+	const usage = `reversals [--limit 1..${REVERSALS_MAX}]`;
+	const args = splitArgs(words, ["limit"]);
+	expectArgs(args, usage, { min: 0, max: 0, flags: ["limit"] });
+	let limit = REVERSALS_DEFAULT;
+	if (args.flags.limit !== undefined) {
+		const given = String(args.flags.limit);
+		if (!/^\d{1,3}$/.test(given) || Number(given) < 1 || Number(given) > REVERSALS_MAX) throw new SupportInputError(`--limit takes a number from 1 to ${REVERSALS_MAX}`);
+		limit = Number(given);
+	}
+	const { reversals } = await call<{ reversals: SupportReversal[] }>(broker, "transactions.support.reversals", { limit });
+	if (reversals.length === 0) return "No credit was ever reversed by a reorg.";
+	const names = new Names(broker);
+	const rows = await Promise.all(
+		reversals.map(async r => [
+			reorgState(r),
+			await names.tokenOn(r.tokenId),
+			r.txHash,
+			String(r.logIndex),
+			`${r.amount}${r.counted ? "" : " (not counted)"}`,
+			r.transactionId,
+			r.transaction ? `${r.transaction.status}, received ${r.transaction.amountReceived}, reversed ${r.transaction.amountReversed}` : NONE,
+			r.transaction?.organizationId ?? NONE,
+		]),
+	);
+	return [
+		`Credits reversed by a reorg deeper than the required confirmations: ${reversals.length}, newest first`,
+		table(["state", "token", "tx hash", "index", "amount", "checkout", "checkout now", "organization"], rows),
+		"Details: tx <checkout id>; raise REQUIRED_CONFIRMATIONS_<SLUG> for the network (docs/operations.md).",
 	].join("\n");
 }
 
@@ -535,6 +584,7 @@ export const SUPPORT_COMMANDS: Array<{ name: string; usage: string; description:
 	{ name: "intent", usage: "intent <id>", description: "A payment intent: state, amounts, checkouts, webhook deliveries", run: intentCommand },
 	{ name: "link", usage: "link <id|slug|url>", description: "A payment link (by id, pl_ slug or pay-page URL) and its checkouts", run: linkCommand },
 	{ name: "tx", usage: "tx <id|hash|checkout URL>", description: "A checkout by our id, a chain tx hash or its pay-page URL: detections, credits, webhook deliveries", run: txCommand },
+	{ name: "reversals", usage: "reversals [--limit n]", description: "Credits a reorg deeper than the required confirmations reversed (and whether they were mined again)", run: reversalsCommand },
 	{ name: "watchers", usage: "watchers [rewind <network> <block> [--yes]]", description: "Per network: leader node, head, cursor, lag; `rewind` replays blocks", run: watchersCommand },
 	{ name: "webhooks", usage: "webhooks failed [orgId] [--limit n] | webhooks redeliver <deliveryId>", description: "Failed webhook deliveries; send one again", run: (broker, words) => webhooksCommand(broker, words) },
 	{ name: "outbox", usage: "outbox", description: "Webhook backlog: events not yet queued, deliveries waiting, per type", run: outboxCommand },

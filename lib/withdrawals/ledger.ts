@@ -2,13 +2,16 @@
  * The withdrawals ledger's rules (docs/withdrawals.md "Ledger"). Pure: kinds and their signs,
  * exact sums, what is available, and the summary's maths. Amounts are decimal strings in token
  * units; the sign says the direction:
- *   positive: adds to what the organization may withdraw (credit, refund);
- *   negative: takes away (sweep, withdrawal, fee).
+ *   positive: adds to what the organization may withdraw (credit, refund, recredit);
+ *   negative: takes away (sweep, withdrawal, fee, reversal).
+ * `reversal` undoes (part of) a checkout's credit whose transfer a reorg deeper than the required
+ * confirmations orphaned; `recredit` undoes a reversal when the transfer is mined again
+ * (docs/withdrawals.md "Reversals").
  */
 import { money, MoneyValue, toAmountString } from "../money";
 import { USDC_DECIMALS } from "../payments/dashboard";
 
-export const LEDGER_KINDS = ["credit", "sweep", "withdrawal", "fee", "refund"] as const;
+export const LEDGER_KINDS = ["credit", "sweep", "withdrawal", "fee", "refund", "reversal", "recredit"] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 export const WITHDRAWAL_REQUEST_STATUSES = ["pending", "completed", "failed"] as const;
@@ -17,7 +20,13 @@ export type WithdrawalRequestStatus = (typeof WITHDRAWAL_REQUEST_STATUSES)[numbe
 export const WITHDRAWAL_STRATEGIES = [1, 2] as const;
 
 /** The sign each kind must carry: +1 adds, -1 takes away. Zero is never an entry. */
-export const KIND_SIGN: Record<LedgerKind, 1 | -1> = { credit: 1, refund: 1, sweep: -1, withdrawal: -1, fee: -1 };
+export const KIND_SIGN: Record<LedgerKind, 1 | -1> = { credit: 1, refund: 1, recredit: 1, sweep: -1, withdrawal: -1, fee: -1, reversal: -1 };
+
+/** Kinds `withdrawals.record` takes (the sweeper's movements); reversals are written only with the checkout's change (lib/withdrawals/reversals.ts). */
+export const RECORDABLE_KINDS = LEDGER_KINDS.filter(k => k !== "reversal" && k !== "recredit");
+
+/** Kinds that change what was earned (a reversed credit was never earned), not what left. */
+const EARNING_KINDS: readonly LedgerKind[] = ["credit", "reversal", "recredit"];
 
 /** null when `amount` has the sign its kind requires, else why not. */
 export function signProblem(kind: LedgerKind, amount: string): "zero" | "mustBePositive" | "mustBeNegative" | null {
@@ -64,7 +73,7 @@ export interface KindSum {
 export interface TokenTotals {
 	networkId: string;
 	tokenId: string;
-	/** Σ credits. */
+	/** Σ credits, less reversals, plus recredits. */
 	earned: MoneyValue;
 	/** −Σ (sweeps + withdrawals + refunds): what left for the merchant, less what came back. */
 	withdrawn: MoneyValue;
@@ -83,7 +92,7 @@ export function tokenTotals(sums: KindSum[]): TokenTotals[] {
 		if (!t) byKey.set(key, (t = { networkId: s.networkId, tokenId: s.tokenId, earned: money(0), withdrawn: money(0), fees: money(0), balance: money(0) }));
 		const amount = money(s.amount);
 		t.balance = t.balance.plus(amount);
-		if (s.kind === "credit") t.earned = t.earned.plus(amount);
+		if (EARNING_KINDS.includes(s.kind)) t.earned = t.earned.plus(amount);
 		else if (s.kind === "fee") t.fees = t.fees.minus(amount);
 		else t.withdrawn = t.withdrawn.minus(amount);
 	}

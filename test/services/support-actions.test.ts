@@ -11,6 +11,7 @@ const SUPPORT_ACTIONS = [
 	"intents.support.get",
 	"links.support.get",
 	"transactions.support.find",
+	"transactions.support.reversals",
 	"organizations.support.get",
 	"webhooks.support.deliveries",
 	"webhooks.support.failed",

@@ -235,8 +235,9 @@ describe("transactions", () => {
 			const { tx } = await intentWithCheckout();
 			const res = await call("GET", `/payments/transactions/${tx.id}`);
 			expect(Object.keys(res.body).sort()).toEqual(
-				// amountConfirming / confirmations / requiredConfirmations: a transfer seen on chain while it confirms (docs/watchers.md).
-				["amount", "amountConfirming", "amountReceived", "confirmations", "createdAt", "depositAddress", "expiresAt", "hash", "id", "overpaidAmount", "payerNetworkId", "payerTokenId", "paymentLinkId", "requiredConfirmations", "simulated", "status", "supportPercent", "totalAmount", "updatedAt"].sort(),
+				// amountConfirming / confirmations / requiredConfirmations: a transfer seen on chain while it confirms (docs/watchers.md);
+				// amountReversed / reversedAt: credits a deep reorg orphaned (docs/payments.md "Reversals").
+				["amount", "amountConfirming", "amountReceived", "amountReversed", "confirmations", "createdAt", "depositAddress", "expiresAt", "hash", "id", "overpaidAmount", "payerNetworkId", "payerTokenId", "paymentLinkId", "requiredConfirmations", "reversedAt", "simulated", "status", "supportPercent", "totalAmount", "updatedAt"].sort(),
 			);
 			const full = await call("GET", `/payments/transactions/${tx.id}/full`);
 			expect(full.body.payerToken).toEqual({ id: IDS.sepoliaEth, symbol: "ETH", decimals: 18, contractAddress: "" });

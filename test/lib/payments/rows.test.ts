@@ -78,6 +78,7 @@ describe("lib/payments/rows", () => {
 			cancellationReason: null,
 			canceledAt: null,
 			succeededAt: created,
+			reversal: null,
 			createdAt: created,
 			updatedAt: created,
 		};

@@ -1,5 +1,5 @@
 import { SIGNED_DECIMAL_PATTERN } from "../../../lib/money";
-import { accountBalance, signProblem, summaryTotals, tokenTotals, usdcValue } from "../../../lib/withdrawals/ledger";
+import { accountBalance, RECORDABLE_KINDS, signProblem, summaryTotals, tokenTotals, usdcValue } from "../../../lib/withdrawals/ledger";
 import { money } from "../../../lib/money";
 
 describe("withdrawals ledger rules", () => {
@@ -36,5 +36,28 @@ describe("withdrawals ledger rules", () => {
 		expect(summaryTotals(totals, new Map([["a", "3"], ["b", null]]))).toEqual({ totalEarnedUsdc: "6", totalWithdrawnUsdc: "3", remainingUsdc: "2.97" });
 		expect(usdcValue(money("0.1234567"), "1")).toBe("0.123456");
 		expect(usdcValue(money("1"), null)).toBeNull();
+	});
+
+	it("counts a reorg's reversal against what was earned, a recredit for it, and lets the balance go negative", () => {
+		expect(signProblem("reversal", "-1")).toBeNull();
+		expect(signProblem("reversal", "1")).toBe("mustBeNegative");
+		expect(signProblem("recredit", "1")).toBeNull();
+		expect(signProblem("recredit", "-1")).toBe("mustBePositive");
+		expect(RECORDABLE_KINDS).not.toContain("reversal");
+		expect(RECORDABLE_KINDS).not.toContain("recredit");
+		// Credited 2, swept 2 to the merchant, then a deep reorg took the 2 back: −2, nothing withdrawable.
+		const [t] = tokenTotals([
+			{ networkId: "n", tokenId: "a", kind: "credit", amount: "2" },
+			{ networkId: "n", tokenId: "a", kind: "sweep", amount: "-2" },
+			{ networkId: "n", tokenId: "a", kind: "reversal", amount: "-2" },
+		]);
+		expect([t.earned.toFixed(), t.withdrawn.toFixed(), t.balance.toFixed()]).toEqual(["0", "2", "-2"]);
+		expect(accountBalance(["2", "-2", "-2"], [])).toEqual({ balance: "-2", reserved: "0", available: "-2" });
+		const [back] = tokenTotals([
+			{ networkId: "n", tokenId: "a", kind: "credit", amount: "2" },
+			{ networkId: "n", tokenId: "a", kind: "reversal", amount: "-2" },
+			{ networkId: "n", tokenId: "a", kind: "recredit", amount: "2" },
+		]);
+		expect([back.earned.toFixed(), back.withdrawn.toFixed(), back.balance.toFixed()]).toEqual(["2", "0", "2"]);
 	});
 });
