@@ -8,11 +8,12 @@ import { Contract, Wallet, parseUnits } from "ethers";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { intentCommand, reversalsCommand, txCommand } from "../../lib/support/commands";
 import { verifyWebhookSignature } from "../../lib/webhooks/signature";
-import { deployTestUsdc, freePort, startAnvil, Anvil } from "../helpers/anvil";
+import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import { counterOf, hooksOf, ledgerOf, startReversalNode } from "../helpers/reversals";
 import { until } from "../helpers/until";
 import { TestNode } from "../helpers/harness";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
-import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, sandboxMerchant } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const USDC = tokenIdFor("anvil-local", "USDC");
@@ -27,19 +28,11 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 		anvil = await startAnvil();
 		token = await deployTestUsdc(anvil, [4, 5]);
 		receiver = await startReceiver();
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "webhooks", "withdrawals", "watcher-evm"],
-			env: {
-				RPC_URL_ANVIL_LOCAL: anvil.url,
-				TEST_USDC_ADDRESS: await token.getAddress(),
-				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "1",
-				WATCHER_POLL_MS: "50",
-				WATCHER_RECONCILE_MS: "0",
-				WEBHOOK_POLL_MS: "50",
-				WITHDRAWALS_FEED_POLL_MS: "200",
-				METRICS: "true",
-				METRICS_PORT: String(await freePort()),
-			},
+		node = await startReversalNode("watcher-evm", {
+			RPC_URL_ANVIL_LOCAL: anvil.url,
+			TEST_USDC_ADDRESS: await token.getAddress(),
+			REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "1",
+			WATCHER_RECONCILE_MS: "0",
 		});
 	}, 120_000);
 
@@ -56,12 +49,11 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 	};
 	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;
 	const getIntent = async (id: string, key: { key: string; secret: string }) => (await node.http("GET", `/payment_intents/${id}`, { key })).body;
-	const hooks = (intentId: string, type: string) => receiver.received.filter(h => h.json?.data?.object?.id === intentId && h.json?.type === type);
-	const balance = (organizationId: string) => node.broker.call("withdrawals.balance", { organizationId, networkId: NET, tokenId: USDC }) as Promise<{ balance: string; available: string }>;
-	const entries = async (organizationId: string) =>
-		(await node.app.models.LedgerEntry.findAll({ where: { organizationId }, order: [["createdAt", "ASC"]] })).map(e => [e.kind, e.amount]);
-	const reversedCount = () => node.broker.metrics.getMetric("payments.credits.reversed")?.get({ network: "anvil-local" })?.value ?? 0;
-	const recreditedCount = () => node.broker.metrics.getMetric("payments.credits.recredited")?.get({ network: "anvil-local" })?.value ?? 0;
+	const hooks = (intentId: string, type: string) => hooksOf(receiver)(intentId, type);
+	const balance = (organizationId: string) => ledgerOf(node, NET, USDC).balance(organizationId);
+	const entries = (organizationId: string) => ledgerOf(node, NET, USDC).entries(organizationId);
+	const reversedCount = () => counterOf(node, "payments.credits.reversed", "anvil-local");
+	const recreditedCount = () => counterOf(node, "payments.credits.recredited", "anvil-local");
 	const cursor = async () => ((await node.broker.call("watcher-evm.status")) as Array<{ cursor: number | null }>)[0]?.cursor ?? -1;
 
 	/** A USDC payment signed by hand (so the very transaction can be sent again after the reorg), mined in one block: credited at 1 confirmation. */
