@@ -36,7 +36,7 @@ const SweeperBitcoinService: ServiceSchema = {
 					feePolicy: { floorSatPerVb: app.config.sweeper.utxoFeeFloorSatPerVb, capSatPerVb: app.config.sweeper.utxoFeeCapSatPerVb },
 					stuckMs: app.config.sweeper.stuckMs,
 					depositKey: index => codecFor("bitcoin").derivePrivateKey(hdSeed(app).seed, params, index),
-					ports: { sweepable: ports.sweepable, destination: ports.destination, record: ports.record, creditedOutputs: p => service.broker.call("transactions.creditedOutputs", p) },
+					ports: { ...ports, creditedOutputs: p => service.broker.call("transactions.creditedOutputs", p) },
 					now: () => app.clock.now(),
 					logger: service.logger,
 					...hooks,

@@ -22,9 +22,11 @@ export function sweeperPorts(service: Service): SweeperPorts {
 	return {
 		sweepable: p => call("transactions.sweepable", p),
 		destination: async p => (await call<{ address: string } | null>("withdrawals.destination", p))?.address ?? null,
+		destinationOf: p => call("withdrawals.destination", p),
+		ownAddressCheckouts: p => call("withdrawals.ownAddressCheckouts", p),
 		record: p => call("withdrawals.record", p),
 		route: p => call("withdrawals.route", p),
-		pendingRequests: () => call("withdrawals.pendingRequests", { limit: 100 }),
+		pendingRequests: p => call("withdrawals.pendingRequests", p),
 		completeRequest: p => call("withdrawals.completeRequest", p),
 		failRequest: p => call("withdrawals.failRequest", p),
 	};

@@ -565,6 +565,41 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 		},
 
 		/**
+		 * The settled, non-simulated checkouts of an organization on a payer network that carry their
+		 * own withdrawal address for `key` (their intent's, else their link's, as
+		 * `withdrawalAddresses` answers): their funds go to that address, never to a withdrawal
+		 * request (docs/withdrawals.md "Available"). Internal.
+		 */
+		ownAddressCheckouts: {
+			visibility: "public",
+			params: { $$strict: "remove", organizationId: ID, networkId: ID, key: { type: "string", max: 32 } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ organizationId: string; networkId: string; key: string }>): Promise<string[]> {
+				const { models } = appOf(this.broker);
+				const { organizationId, networkId, key } = ctx.params;
+				const withAddresses = { organizationId, withdrawalAddresses: { [Op.ne]: null } };
+				const [intents, links] = await Promise.all([
+					models.PaymentIntent.findAll({ where: withAddresses, attributes: ["id", "withdrawalAddresses"] }),
+					models.PaymentLink.findAll({ where: withAddresses, attributes: ["id", "withdrawalAddresses"] }),
+				]);
+				if (intents.length === 0 && links.length === 0) return [];
+				const intentAddresses = new Map(intents.map(i => [i.id, i.withdrawalAddresses]));
+				const linkAddresses = new Map(links.map(l => [l.id, l.withdrawalAddresses]));
+				const rows = await models.Transaction.findAll({
+					where: {
+						organizationId,
+						payerNetworkId: networkId,
+						status: "completed",
+						simulated: false,
+						[Op.or]: [{ intentId: { [Op.in]: [...intentAddresses.keys()] } }, { paymentLinkId: { [Op.in]: [...linkAddresses.keys()] } }],
+					},
+					attributes: ["id", "intentId", "paymentLinkId"],
+				});
+				// The intent's addresses, when it has some, win over its link's (as withdrawalAddresses resolves them).
+				return rows.filter(r => Boolean(((r.intentId ? intentAddresses.get(r.intentId) : undefined) ?? linkAddresses.get(r.paymentLinkId))?.[key])).map(r => r.id);
+			},
+		},
+
+		/**
 		 * Settled, non-simulated checkouts of a network (completed in the last `days`), with their
 		 * deposit address and its derivation index: what the sweeper may move. Internal.
 		 */

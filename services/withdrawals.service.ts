@@ -7,10 +7,12 @@
  * Decisions: docs/withdrawals.md.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor, CHAIN_TYPES } from "../lib/chains";
 import type { ChainType } from "../lib/chains/types";
-import { WITHDRAWAL_ADDRESS_KEYS, WithdrawalAddressKey } from "../lib/chains/withdrawal-keys";
+import { WITHDRAWAL_ADDRESS_KEYS, WithdrawalAddressKey, withdrawalKeyFor } from "../lib/chains/withdrawal-keys";
+import { hasSweeper } from "../lib/sweeps/config";
 import { inTransaction } from "../lib/db";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
@@ -39,6 +41,7 @@ registerTranslations("es", {
 	"Address is not valid for the network": "La dirección no es válida para la red",
 	"A different destination network needs the bridge strategy (2)": "Otra red de destino requiere la estrategia de puente (2)",
 	"Withdrawal request not found": "Solicitud de retiro no encontrada",
+	"Withdrawal requests are not paid on this network's chain type yet": "Las solicitudes de retiro aún no se pagan en el tipo de cadena de esta red",
 });
 
 type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
@@ -140,6 +143,7 @@ interface WithdrawalsMethods extends OrgScopeMethods {
 	kickFeed(): void;
 	runFeed(): Promise<number>;
 	creditCheckout(row: SettledTransaction): Promise<boolean>;
+	ownAddressCheckouts(ctx: Ctx<unknown>, account: { organizationId: string; networkId: string }, key: WithdrawalAddressKey): Promise<string[]>;
 }
 
 type WithdrawalsThis = Service<{ rest: string }> & WithdrawalsVars & WithdrawalsMethods;
@@ -235,15 +239,24 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 				}
 				const address = codecFor(target.chainType).normalizeAddress(p.address, chainParamsFor(target));
 				if (!address) throw badRequest("Address is not valid for the network", { address: "invalidAddress" });
+				// Only a request some sweeper can pay is accepted (docs/withdrawals.md "Requests").
+				if (!hasSweeper(pair.network.chainType)) throw badRequest("Withdrawal requests are not paid on this network's chain type yet", { sourceNetworkId: "noSweeper" });
+				const key = withdrawalKeyFor(pair.network);
+				if (pair.network.chainType === "bitcoin") {
+					// The change of a Bitcoin-family payment goes to the merchant's own address for the chain.
+					const settings = await models.WithdrawalSettings.findOne({ where: { organizationId: org.id } });
+					if (!settings?.addresses?.[key]) throw badRequest(`A request on this network needs a "${key}" address in the withdrawal settings (the change goes there)`, { sourceNetworkId: "changeAddressRequired" });
+				}
 				const amount = checkTokenAmount(p.amount, pair.token.decimals, "amount");
 				const account = { organizationId: org.id, networkId: pair.network.id, tokenId: pair.token.id };
+				const ownAddressTransactions = await this.ownAddressCheckouts(ctx, account, key);
 				// The reservation: a pending request counts against `available` until it completes or
 				// fails; the check and the insert run under the account's lock.
 				const row = await inTransaction(
 					app.sequelize,
 					async t => {
 						await lockAccount(app, t, account);
-						const { available } = await balanceOf(app, account, t);
+						const { available } = await balanceOf(app, account, t, { ownAddressTransactions });
 						if (money(amount).gt(money(available))) throw badRequest("Amount exceeds the available balance", { amount: "insufficientBalance" }, { available });
 						const now = clock.now();
 						return models.WithdrawalRequest.create(
@@ -357,12 +370,27 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 			},
 		},
 
-		/** An account's balance (Σ entries), what pending requests reserve, and what is available. */
+		/** An account's balance (Σ entries), what pending requests reserve, what is held, and what is available. */
 		balance: {
 			visibility: "public",
 			params: { $$strict: "remove", organizationId: { type: "uuid" }, networkId: { type: "uuid" }, tokenId: { type: "uuid" } },
 			async handler(this: WithdrawalsThis, ctx: Ctx<{ organizationId: string; networkId: string; tokenId: string }>) {
-				return balanceOf(appOf(this.broker), ctx.params);
+				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
+				return balanceOf(appOf(this.broker), ctx.params, undefined, { ownAddressTransactions: await this.ownAddressCheckouts(ctx, ctx.params, withdrawalKeyFor(network)) });
+			},
+		},
+
+		/**
+		 * The settled checkouts of an account whose funds belong to their own withdrawal address
+		 * (never to a request): the sweeper's planner holds them out of `available` as
+		 * createRequest does. Internal.
+		 */
+		ownAddressCheckouts: {
+			visibility: "public",
+			params: { $$strict: "remove", organizationId: { type: "uuid" }, networkId: { type: "uuid" }, tokenId: { type: "uuid" } },
+			async handler(this: WithdrawalsThis, ctx: Ctx<{ organizationId: string; networkId: string; tokenId: string }>): Promise<string[]> {
+				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
+				return this.ownAddressCheckouts(ctx, ctx.params, withdrawalKeyFor(network));
 			},
 		},
 
@@ -417,12 +445,30 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 			},
 		},
 
-		/** Pending requests, oldest first (the withdrawal worker's queue). */
+		/**
+		 * A network's pending requests, oldest first, by keyset pages over (createdAt, id): each
+		 * sweeper reads the queue of its own network only (index withdrawal_requests_network_queue),
+		 * so requests of other networks or modes never hide its own. The mode follows from the network
+		 * (sandbox organizations use test networks, live ones main networks). Internal.
+		 */
 		pendingRequests: {
 			visibility: "public",
-			params: { $$strict: "remove", limit: { type: "number", integer: true, min: 1, max: 500, optional: true, convert: true } },
-			async handler(this: WithdrawalsThis, ctx: Ctx<{ limit?: number }>) {
-				const rows = await appOf(this.broker).models.WithdrawalRequest.findAll({ where: { status: "pending" }, order: [["createdAt", "ASC"], ["id", "ASC"]], limit: ctx.params.limit ?? 50 });
+			params: {
+				$$strict: "remove",
+				networkId: { type: "uuid" },
+				afterCreatedAt: { type: "string", max: 40, optional: true },
+				afterId: { type: "uuid", optional: true },
+				limit: { type: "number", integer: true, min: 1, max: 500, optional: true, convert: true },
+			},
+			async handler(this: WithdrawalsThis, ctx: Ctx<{ networkId: string; afterCreatedAt?: string; afterId?: string; limit?: number }>) {
+				const p = ctx.params;
+				const where: Record<string | symbol, unknown> = { sourceNetworkId: p.networkId, status: "pending" };
+				if (p.afterCreatedAt && p.afterId) {
+					const after = new Date(p.afterCreatedAt);
+					if (Number.isNaN(after.getTime())) throw badRequest("afterCreatedAt must be an ISO date", { afterCreatedAt: "invalidDate" });
+					where[Op.or] = [{ createdAt: { [Op.gt]: after } }, { createdAt: after, id: { [Op.gt]: p.afterId } }];
+				}
+				const rows = await appOf(this.broker).models.WithdrawalRequest.findAll({ where, order: [["createdAt", "ASC"], ["id", "ASC"]], limit: p.limit ?? 50 });
 				return rows.map(r => ({ ...requestView(r), organizationId: r.organizationId, mode: r.mode }));
 			},
 		},
@@ -490,6 +536,11 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 	},
 
 	methods: {
+		/** transactions.ownAddressCheckouts of an account: funds that belong to a checkout's own withdrawal address. */
+		ownAddressCheckouts(this: WithdrawalsThis, ctx: Ctx<unknown>, account: { organizationId: string; networkId: string }, key: WithdrawalAddressKey): Promise<string[]> {
+			return ctx.call("transactions.ownAddressCheckouts", { organizationId: account.organizationId, networkId: account.networkId, key }) as Promise<string[]>;
+		},
+
 		/** A feed pass now, or right after the one running. */
 		kickFeed(this: WithdrawalsThis) {
 			if (this.stopping) return;

@@ -195,8 +195,14 @@ const P2WPKH_INPUT_WEIGHT = (36 + 1 + 4) * 4 + (1 + 1 + 72 + 1 + 33);
  * segwit marker+flag, input and output counts, the inputs, the output (value 8 + script), locktime 4.
  */
 export function estimateSweepVsize(inputs: number, outputScript: Uint8Array): number {
+	return estimateVsize(inputs, [outputScript]);
+}
+
+/** The same for any number of outputs (a withdrawal request's payment and its change). */
+export function estimateVsize(inputs: number, outputScripts: readonly Uint8Array[]): number {
 	if (!Number.isSafeInteger(inputs) || inputs < 1) throw new RangeError("utxo-sweep: a sweep needs at least one input");
-	const base = 4 + varIntSize(inputs) + varIntSize(1) + 8 + varIntSize(outputScript.length) + outputScript.length + 4;
+	const outputs = outputScripts.reduce((sum, script) => sum + 8 + varIntSize(script.length) + script.length, 0);
+	const base = 4 + varIntSize(inputs) + varIntSize(outputScripts.length) + outputs + 4;
 	const weight = base * 4 + 2 + inputs * P2WPKH_INPUT_WEIGHT;
 	return Math.ceil(weight / 4);
 }
@@ -239,11 +245,75 @@ function publicKeyOf(key: Uint8Array, where: string): Buffer {
  * the fee is over a cap; a plain Error on bad input (no key ever quoted).
  */
 export function buildSweepPsbt(p: BuildSweepParams): SignedSweep {
+	if (!Array.isArray(p.inputs) || p.inputs.length === 0) throw new Error("utxo-sweep: a sweep needs at least one input");
+	const destinationScript = outputScriptOf(p.destination, p.network, "destination");
+	const satPerKvB = toSatPerKvB(p.feeRateSatPerVb);
+	const { prepared, inputsSats } = prepareInputs(p);
+	const estimatedVsize = estimateSweepVsize(p.inputs.length, destinationScript);
+	const feeSats = feeFor(estimatedVsize, satPerKvB);
+	const outputSats = inputsSats - feeSats;
+	checkFee(p, feeSats, inputsSats);
+	const dust = dustThreshold(destinationScript, p.dustRelayFeeSatPerKvB);
+	if (outputSats < dust) throw new SweepRefused("dust", `utxo-sweep: output of ${outputSats} sats after a fee of ${feeSats} is below the dust limit of ${dust}`);
+	const tx = signTransaction(p, prepared, [{ script: destinationScript, value: outputSats }], estimatedVsize);
+	return { ...tx, estimatedVsize, feeSats, outputSats, inputsSats, feeRateSatPerKvB: satPerKvB };
+}
+
+export interface BuildPaymentParams extends Omit<BuildSweepParams, "destination"> {
+	/** Where the exact amount goes (output 0). */
+	payee: string;
+	amountSats: bigint;
+	/** Where the rest goes (output 1), less the fee; dropped into the fee when it would be dust. */
+	change: string;
+}
+
+export interface SignedPayment extends SignedSweep {
+	amountSats: bigint;
+	/** 0n when the change would have been dust (it went to the fee). */
+	changeSats: bigint;
+}
+
+/**
+ * A withdrawal request paid from deposit outputs: ONE transaction, exactly `amountSats` to
+ * `payee` (output 0) and the rest less the fee to `change` (output 1, the merchant's own
+ * address), signed like a sweep and not sent. A change below the dust limit is not created: it
+ * goes to the fee (the transaction is then one output smaller). Throws `SweepRefused` ("dust":
+ * the inputs do not cover amount + fee, or the payment itself is dust; "fee-cap").
+ */
+export function buildPaymentPsbt(p: BuildPaymentParams): SignedPayment {
+	const payeeScript = outputScriptOf(p.payee, p.network, "payee");
+	const changeScript = outputScriptOf(p.change, p.network, "change address");
+	if (typeof p.amountSats !== "bigint" || p.amountSats <= 0n) throw new Error("utxo-sweep: a payment needs a positive amount");
+	const { prepared, inputsSats } = prepareInputs(p);
+	const satPerKvB = toSatPerKvB(p.feeRateSatPerVb);
+	if (p.amountSats < dustThreshold(payeeScript, p.dustRelayFeeSatPerKvB)) throw new SweepRefused("dust", `utxo-sweep: a payment of ${p.amountSats} sats is below the dust limit`);
+	let estimatedVsize = estimateVsize(p.inputs.length, [payeeScript, changeScript]);
+	let feeSats = feeFor(estimatedVsize, satPerKvB);
+	let changeSats = inputsSats - p.amountSats - feeSats;
+	const outputs = [{ script: payeeScript, value: p.amountSats }];
+	if (changeSats >= dustThreshold(changeScript, p.dustRelayFeeSatPerKvB)) {
+		outputs.push({ script: changeScript, value: changeSats });
+	} else {
+		estimatedVsize = estimateVsize(p.inputs.length, [payeeScript]);
+		feeSats = inputsSats - p.amountSats;
+		changeSats = 0n;
+		if (feeSats < feeFor(estimatedVsize, satPerKvB)) throw new SweepRefused("dust", `utxo-sweep: ${inputsSats} sats do not cover ${p.amountSats} and the fee`);
+	}
+	checkFee(p, feeSats, inputsSats);
+	const tx = signTransaction(p, prepared, outputs, estimatedVsize);
+	return { ...tx, estimatedVsize, feeSats, outputSats: p.amountSats + changeSats, inputsSats, feeRateSatPerKvB: satPerKvB, amountSats: p.amountSats, changeSats };
+}
+
+interface PreparedInput {
+	input: SweepInput;
+	script: Buffer;
+	publicKey: Buffer;
+}
+
+/** Checks every input (outpoint once, P2WPKH, its key is its address's) and totals them. */
+function prepareInputs(p: Pick<BuildSweepParams, "network" | "inputs">): { prepared: PreparedInput[]; inputsSats: bigint } {
 	const { network, inputs } = p;
 	if (!Array.isArray(inputs) || inputs.length === 0) throw new Error("utxo-sweep: a sweep needs at least one input");
-	const destinationScript = outputScriptOf(p.destination, network, "destination");
-	const satPerKvB = toSatPerKvB(p.feeRateSatPerVb);
-
 	const seen = new Set<string>();
 	let inputsSats = 0n;
 	const prepared = inputs.map((input, i) => {
@@ -264,10 +334,11 @@ export function buildSweepPsbt(p: BuildSweepParams): SignedSweep {
 		inputsSats += input.valueSats;
 		return { input, script, publicKey };
 	});
+	return { prepared, inputsSats };
+}
 
-	const estimatedVsize = estimateSweepVsize(inputs.length, destinationScript);
-	const feeSats = feeFor(estimatedVsize, satPerKvB);
-	const outputSats = inputsSats - feeSats;
+/** The caps on the fee: absolute (`maxFeeSats`) and as a share of the inputs (`maxFeePercent`). */
+function checkFee(p: Pick<BuildSweepParams, "maxFeeSats" | "maxFeePercent">, feeSats: bigint, inputsSats: bigint): void {
 	const maxPercent = p.maxFeePercent ?? DEFAULT_MAX_FEE_PERCENT;
 	if (p.maxFeeSats !== undefined && feeSats > p.maxFeeSats) throw new SweepRefused("fee-cap", `utxo-sweep: fee ${feeSats} sats above the cap of ${p.maxFeeSats}`);
 	if (!(maxPercent > 0)) throw new RangeError("utxo-sweep: maxFeePercent must be positive");
@@ -275,17 +346,18 @@ export function buildSweepPsbt(p: BuildSweepParams): SignedSweep {
 	if (feeSats * 10_000n > inputsSats * BigInt(Math.round(maxPercent * 100))) {
 		throw new SweepRefused("fee-cap", `utxo-sweep: fee ${feeSats} sats is more than ${maxPercent}% of the ${inputsSats} sats swept`);
 	}
-	const dust = dustThreshold(destinationScript, p.dustRelayFeeSatPerKvB);
-	if (outputSats < dust) throw new SweepRefused("dust", `utxo-sweep: output of ${outputSats} sats after a fee of ${feeSats} is below the dust limit of ${dust}`);
+}
 
+/** Version 2, locktime 0, inputs in order (RBF unless `rbf: false`), the outputs given; signed, verified, finalized. */
+function signTransaction(p: Pick<BuildSweepParams, "network" | "rbf">, prepared: PreparedInput[], outputs: Array<{ script: Buffer; value: bigint }>, estimatedVsize: number) {
 	const sequence = p.rbf === false ? SEQUENCE_FINAL_NO_RBF : SEQUENCE_RBF;
-	const psbt = new Psbt({ network });
+	const psbt = new Psbt({ network: p.network });
 	psbt.setVersion(2);
 	psbt.setLocktime(0);
 	for (const { input, script } of prepared) {
 		psbt.addInput({ hash: input.txid, index: input.vout, sequence, witnessUtxo: { script, value: Number(input.valueSats) } });
 	}
-	psbt.addOutput({ script: destinationScript, value: Number(outputSats) });
+	for (const o of outputs) psbt.addOutput({ script: o.script, value: Number(o.value) });
 	prepared.forEach(({ input, publicKey }, i) => {
 		const key = input.key;
 		psbt.signInput(i, { publicKey, sign: (hash: Buffer) => Buffer.from(ecc.sign(hash, key)) });
@@ -299,17 +371,7 @@ export function buildSweepPsbt(p: BuildSweepParams): SignedSweep {
 	const tx = psbt.extractTransaction(true);
 	const vsize = tx.virtualSize();
 	if (vsize > estimatedVsize) throw new Error(`utxo-sweep: signed vsize ${vsize} above the estimate ${estimatedVsize}`);
-	return {
-		hex: tx.toHex(),
-		txid: tx.getId(),
-		vsize,
-		weight: tx.weight(),
-		estimatedVsize,
-		feeSats,
-		outputSats,
-		inputsSats,
-		feeRateSatPerKvB: satPerKvB,
-	};
+	return { hex: tx.toHex(), txid: tx.getId(), vsize, weight: tx.weight() };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Sweeper settings from the environment (docs/withdrawals.md "Sweeper configuration"). The RPC URL
  * of a network is the watchers' `RPC_URL_<SLUG>`.
  */
+import type { ChainType } from "../chains/types";
 import { EnvVars, bool, int } from "../env";
 import { envSlug } from "../watchers/config";
 
@@ -55,3 +56,10 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 
 export const sweepContractsFor = (config: SweeperConfig, slug: string) => config.contracts[envSlug(slug)] ?? null;
 export const eip7702For = (config: SweeperConfig, slug: string) => !config.eip7702Off.has(envSlug(slug));
+
+/**
+ * The chain types a sweeper service serves (services/sweeper-<type>.service.ts): a withdrawal
+ * request is accepted only on their networks, so every accepted request has someone to pay it.
+ */
+export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin"];
+export const hasSweeper = (chainType: string) => (SWEEPER_CHAIN_TYPES as readonly string[]).includes(chainType);

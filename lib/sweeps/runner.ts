@@ -19,6 +19,7 @@ import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
 import type { SweepOutcome } from "../metrics";
+import { Reservations } from "./reservations";
 import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
 
 export interface SweepToken {
@@ -55,9 +56,21 @@ export interface SweeperPorts {
 	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
 	/** How a checkout's funds leave: direct, through the bridge (strategy 2), or held. */
 	route(p: { organizationId: string; transactionId: string }): Promise<BridgeRoute>;
-	pendingRequests(): Promise<WithdrawalRequestView[]>;
+	/** A network's pending requests, oldest first, by keyset pages (withdrawals.pendingRequests). */
+	pendingRequests(p: RequestPage): Promise<WithdrawalRequestView[]>;
 	completeRequest(p: { id: string; txHash: string }): Promise<unknown>;
 	failRequest(p: { id: string; reason: string; final?: boolean }): Promise<unknown>;
+	/** Where a checkout's funds go and why: its own address ("payment") or the settings' (withdrawals.destination). */
+	destinationOf(p: { organizationId: string; chainType: string; transactionId?: string }): Promise<{ address: string; source: "payment" | "settings" } | null>;
+	/** The account's checkouts whose funds belong to their own withdrawal address (withdrawals.ownAddressCheckouts). */
+	ownAddressCheckouts(p: { organizationId: string; networkId: string; tokenId: string }): Promise<string[]>;
+}
+
+export interface RequestPage {
+	networkId: string;
+	afterCreatedAt?: string;
+	afterId?: string;
+	limit: number;
 }
 
 /** A merchant's pending withdrawal request (withdrawals.pendingRequests). */
@@ -70,6 +83,7 @@ export interface WithdrawalRequestView {
 	sourceNetworkId: string;
 	destinationNetworkId?: string | null;
 	address: string;
+	createdAt: string;
 }
 
 export interface SweeperSettings {
@@ -104,6 +118,24 @@ export interface SweepRunnerDeps {
 
 const ERC20 = ["function balanceOf(address) view returns (uint256)"];
 
+/** Pending requests read a page at a time (every page of the network's queue is read each step). */
+export const REQUEST_PAGE = 100;
+
+interface RequestContext {
+	/** The network's settled checkouts whose funds were not swept. */
+	settled: SweepableCheckout[];
+	/** transaction id → whether its funds may pay a request (asked once a step). */
+	requestable: Map<string, boolean>;
+	fees: sweep.FeeSuggestion | null;
+}
+
+/** A withdrawal request's exact amount (what its send pays; its sweep's item may hold more). */
+export async function requestAmount(models: Models, requestId: string): Promise<string> {
+	const req = await models.WithdrawalRequest.findByPk(requestId, { attributes: ["id", "amount"] });
+	if (!req) throw new Error(`withdrawal request ${requestId} not found`);
+	return req.amount;
+}
+
 export class SweepRunner {
 	private warnedNoContracts = false;
 	private warnedNoBridge = false;
@@ -135,10 +167,11 @@ export class SweepRunner {
 		const base = await sweep.suggestFees(provider);
 		const fees = feeStep > 0 ? sweep.bumpFees(base, feeStep) : base;
 		if ((s.requestId || s.bridgeQuoteId) && (s.kind === "native" || s.kind === "token")) {
-			// A withdrawal request or a bridge quote: exactly its amount, from one deposit, to its address.
+			// A withdrawal request or a bridge quote: exactly its amount, from one deposit, to its address
+			// (a request's native send holds its whole deposit as the item: the amount is the request's).
 			const item = items[0];
 			const token = this.token(s.tokenId)!;
-			const amount = toBaseUnits(item.amount, token.decimals);
+			const amount = toBaseUnits(s.requestId ? await requestAmount(models, s.requestId) : item.amount, token.decimals);
 			const key = await this.deps.depositKey(item.derivationIndex);
 			return s.kind === "native"
 				? sweep.signNativeTransfer({ chainId: network.chainId, key, nonce: s.nonce, to: s.toAddress, amount, fees })
@@ -265,59 +298,94 @@ export class SweepRunner {
 	}
 
 	/**
-	 * Pending withdrawal requests of this network: each is paid in one send of its exact amount from
-	 * a deposit of the merchant that holds it (a token deposit without gas gets a top-up first).
-	 * A request no single deposit can pay yet stays pending; one to another network needs a bridge
-	 * (strategy 2), which is not wired to the sweeper yet: it fails with that reason.
+	 * Pending withdrawal requests of this network (read by network, in keyset pages: requests of
+	 * other networks never hide them): each is paid in one send of its exact amount from a deposit
+	 * of the merchant that holds it (a token deposit without gas gets a top-up first), never from a
+	 * checkout with its own withdrawal address (those funds belong to that address). A request no
+	 * single deposit can pay yet stays pending; one to another network needs a bridge (strategy 2),
+	 * which is not wired to the sweeper yet: it fails with that reason.
 	 */
 	private async executeRequests(): Promise<void> {
-		const { ports, network, provider, models, sequelize, sweeperKey, logger, now } = this.deps;
-		const requests = (await ports.pendingRequests()).filter(r => r.sourceNetworkId === network.id);
-		if (requests.length === 0) return;
+		const { ports, network } = this.deps;
+		let context: RequestContext | null = null;
+		let page: Partial<RequestPage> = {};
+		for (;;) {
+			const requests = await ports.pendingRequests({ networkId: network.id, ...page, limit: REQUEST_PAGE });
+			for (const req of requests) {
+				context ??= await this.requestContext();
+				await this.executeRequest(req, context);
+			}
+			if (requests.length < REQUEST_PAGE) return;
+			const last = requests[requests.length - 1];
+			page = { afterCreatedAt: last.createdAt, afterId: last.id };
+		}
+	}
+
+	/** What every request of a step looks at: the network's settled checkouts, and where each one's funds go. */
+	private async requestContext(): Promise<RequestContext> {
+		const { ports, network, models } = this.deps;
 		const settled = await ports.sweepable({ networkId: network.id });
 		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
-		for (const req of requests) {
-			const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
-			if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) continue; // in flight, or paid
-			if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
-				await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the sweeper yet", final: true });
-				continue;
-			}
-			const token = this.token(req.tokenId);
-			if (!token) continue;
-			const need = toBaseUnits(req.amount, token.decimals);
-			const fees = await sweep.suggestFees(provider);
-			const toppedUp = own.find(s => s.kind === "topup");
-			const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-			let planned = false;
-			for (const c of settled) {
-				if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
-				if (toppedUp && toppedUp.toAddress !== c.depositAddress) continue; // finish on the deposit that got the gas
-				const item = { ...this.item(c, token, need), transactionId: c.transactionId };
-				const eth = await provider.getBalance(c.depositAddress);
-				if (token.contractAddress === "") {
-					if (eth < need + sweep.maxFeeCost(21_000n, fees)) continue;
-					await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
-					planned = true;
-					break;
-				}
-				const balance = (await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint;
-				if (balance < need) continue;
-				if (sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, eth) > 0n) {
-					if (!sweeperKey) continue;
-					const sweeper = new Wallet(sweeperKey).address;
-					await planSweep(sequelize, models, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [item], requestId: req.id }, now());
-				} else {
-					await planSweep(sequelize, models, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
-				}
-				planned = true;
-				break;
-			}
-			if (!planned && !this.waiting.has(req.id)) {
-				this.waiting.add(req.id);
-				logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} yet; it stays pending`);
-			}
+		return { settled: settled.filter(c => !swept.has(c.transactionId)), requestable: new Map(), fees: null };
+	}
+
+	/** Whether a checkout's funds may pay a request: its destination is the settings' address, or none. */
+	private async isRequestable(c: SweepableCheckout, context: RequestContext): Promise<boolean> {
+		let ok = context.requestable.get(c.transactionId);
+		if (ok === undefined) {
+			const destination = await this.deps.ports.destinationOf({ organizationId: c.organizationId, chainType: "evm", transactionId: c.transactionId });
+			ok = destination?.source !== "payment";
+			context.requestable.set(c.transactionId, ok);
 		}
+		return ok;
+	}
+
+	private async executeRequest(req: WithdrawalRequestView, context: RequestContext): Promise<void> {
+		const { ports, network, provider, models, sequelize, sweeperKey, logger, now } = this.deps;
+		const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
+		if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) return; // in flight, or paid
+		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
+			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the sweeper yet", final: true });
+			return;
+		}
+		const token = this.token(req.tokenId);
+		if (!token) return;
+		const need = toBaseUnits(req.amount, token.decimals);
+		const fees = (context.fees ??= await sweep.suggestFees(provider));
+		const toppedUp = own.find(s => s.kind === "topup");
+		const open = await openKeys(models, context.settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		for (const c of context.settled) {
+			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
+			if (toppedUp && toppedUp.toAddress !== c.depositAddress) continue; // finish on the deposit that got the gas
+			if (!(await this.isRequestable(c, context))) continue;
+			const eth = await provider.getBalance(c.depositAddress);
+			if (token.contractAddress === "") {
+				if (eth < need + this.nativeSendFee(fees)) continue;
+				// The item holds the whole deposit while the send is in flight: the fee comes from it too.
+				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [this.item(c, token, eth)], requestId: req.id }, now());
+				return;
+			}
+			const balance = (await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint;
+			if (balance < need) continue;
+			const item = this.item(c, token, need);
+			if (sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, eth) > 0n) {
+				if (!sweeperKey) continue;
+				const sweeper = new Wallet(sweeperKey).address;
+				await planSweep(sequelize, models, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [item], requestId: req.id }, now());
+			} else {
+				await planSweep(sequelize, models, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
+			}
+			return;
+		}
+		if (!this.waiting.has(req.id)) {
+			this.waiting.add(req.id);
+			logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} yet; it stays pending`);
+		}
+	}
+
+	/** The most a plain native send (a request's exact amount) can cost in fees. */
+	private nativeSendFee(fees: sweep.Fees): bigint {
+		return sweep.maxFeeCost(sweep.NATIVE_TRANSFER_GAS, fees);
 	}
 
 	/** New sweeps for settled checkouts still holding funds. */
@@ -327,7 +395,8 @@ export class SweepRunner {
 		if (settled.length === 0) return;
 		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
 		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		const byGroup = new Map<string, Array<SweepableCheckout & { amount: bigint; destination: string }>>();
+		const byGroup = new Map<string, Array<SweepableCheckout & { amount: bigint; destination: string; settings: boolean }>>();
+		const reservations = this.reservations();
 		for (const c of settled) {
 			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
 			const token = this.token(c.tokenId);
@@ -337,25 +406,33 @@ export class SweepRunner {
 			const amount = token.contractAddress === "" ? await provider.getBalance(c.depositAddress) : ((await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint);
 			if (amount <= 0n) continue;
 			if (route.via === "bridge") {
+				if (!(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(amount, token.decimals)))) continue;
 				await this.planBridged(c, token, amount, route);
 				continue;
 			}
-			const destination = await ports.destination({ organizationId: c.organizationId, chainType: "evm", transactionId: c.transactionId });
-			if (!destination) continue; // kept at the deposit address until the merchant saves settings
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "evm", transactionId: c.transactionId });
+			if (!target) continue; // kept at the deposit address until the merchant saves settings
+			const destination = target.address;
+			const fromSettings = target.source === "settings";
 			if (token.contractAddress === "") {
 				const fees = await sweep.suggestFees(provider);
 				const fee = 21_000n * fees.maxFeePerGas;
 				const old = now().getTime() - new Date(c.completedAt).getTime() > settings.maxAgeMs;
 				if (amount <= fee || (amount < fee * BigInt(settings.minValueMultiple) && !old)) continue;
-				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: destination, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [this.item(c, token, amount)] }, now());
+				const items = [this.item(c, token, amount)];
+				// Funds pending requests are paid from stay at their deposit (lib/sweeps/reservations.ts).
+				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
+				const admit = fromSettings ? await reservations.guard(items) : undefined;
+				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: destination, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items, admit }, now());
 				continue;
 			}
+			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(amount, token.decimals)))) continue;
 			const key = `${c.tokenId}|${destination}`;
-			byGroup.set(key, [...(byGroup.get(key) ?? []), { ...c, amount, destination }]);
+			byGroup.set(key, [...(byGroup.get(key) ?? []), { ...c, amount, destination, settings: fromSettings }]);
 		}
 		if (byGroup.size === 0) return;
 		if (!network.eip7702 && sweeperKey) {
-			await this.planWithoutDelegation([...byGroup.values()].flat(), sweeperKey);
+			await this.planWithoutDelegation([...byGroup.values()].flat(), sweeperKey, reservations);
 			return;
 		}
 		if (!contracts || !sweeperKey || !network.eip7702) {
@@ -371,10 +448,12 @@ export class SweepRunner {
 				const batch = group.slice(i, i + settings.batchSize);
 				const oldest = Math.min(...batch.map(c => new Date(c.completedAt).getTime()));
 				if (batch.length < settings.batchSize && now().getTime() - oldest < settings.maxAgeMs) continue;
+				const items = batch.map(c => this.item(c, token, c.amount));
+				const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
 				await planSweep(
 					sequelize,
 					models,
-					{ networkId: network.id, kind: "batch7702", tokenId: token.tokenId, fromAddress: sweeper, toAddress: batch[0].destination, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: batch.map(c => this.item(c, token, c.amount)) },
+					{ networkId: network.id, kind: "batch7702", tokenId: token.tokenId, fromAddress: sweeper, toAddress: batch[0].destination, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items, admit },
 					now(),
 				);
 			}
@@ -385,7 +464,7 @@ export class SweepRunner {
 	 * A network without EIP-7702: each token deposit gets its gas from the sweeper wallet (a
 	 * top-up), then sends its tokens itself; a deposit that already holds enough gas sends at once.
 	 */
-	private async planWithoutDelegation(deposits: Array<SweepableCheckout & { amount: bigint; destination: string }>, sweeperKey: string): Promise<void> {
+	private async planWithoutDelegation(deposits: Array<SweepableCheckout & { amount: bigint; destination: string; settings: boolean }>, sweeperKey: string, reservations: Reservations): Promise<void> {
 		const { provider, models, sequelize, network, now } = this.deps;
 		const fees = await sweep.suggestFees(provider);
 		const sweeper = new Wallet(sweeperKey).address;
@@ -395,7 +474,9 @@ export class SweepRunner {
 			const plan = needsGas
 				? { kind: "topup" as const, fromAddress: sweeper, toAddress: d.depositAddress }
 				: { kind: "token" as const, fromAddress: d.depositAddress, toAddress: d.destination };
-			await planSweep(sequelize, models, { networkId: network.id, tokenId: token.tokenId, ...plan, chainNonce: await provider.getTransactionCount(plan.fromAddress, "latest"), items: [this.item(d, token, d.amount)] }, now());
+			const items = [this.item(d, token, d.amount)];
+			const admit = d.settings ? await reservations.guard(items) : undefined;
+			await planSweep(sequelize, models, { networkId: network.id, tokenId: token.tokenId, ...plan, chainNonce: await provider.getTransactionCount(plan.fromAddress, "latest"), items, admit }, now());
 		}
 	}
 
@@ -451,6 +532,12 @@ export class SweepRunner {
 			const log = status.state === "completed" ? logger.info : logger.warn;
 			log.call(logger, `Bridge ${status.state} for sweep ${s.id} on ${network.slug}${status.destinationTxHash ? ` (${status.destinationTxHash})` : ""}${status.reason ? `: ${status.reason}` : ""}`);
 		}
+	}
+
+	/** This step's view of what the automatic sweep may take from requestable funds. */
+	private reservations(): Reservations {
+		const { sequelize, models, now, network, ports } = this.deps;
+		return new Reservations({ sequelize, models, now, ownAddressCheckouts: a => ports.ownAddressCheckouts(a) }, network.id);
 	}
 
 	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {

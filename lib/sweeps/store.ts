@@ -10,7 +10,7 @@
  * - it ends `confirmed` (items closed, ledger written by the caller) or `failed` (items closed,
  *   the funds are planned again later).
  */
-import { Op, Sequelize, UniqueConstraintError } from "sequelize";
+import { Op, Sequelize, UniqueConstraintError, type Transaction } from "sequelize";
 import { inTransaction } from "../db";
 import { uuid } from "../ids";
 import type { Models } from "../../models";
@@ -40,6 +40,11 @@ export interface PlanInput {
 	requestId?: string;
 	/** Strategy 2: the bridge quote whose deposit address this sweep pays (exact amount). */
 	bridge?: { provider: string; quoteId: string };
+	/**
+	 * Run first in the planning DB transaction; false: nothing is planned (lib/sweeps/reservations.ts:
+	 * the funds must stay for pending withdrawal requests).
+	 */
+	admit?: (t: Transaction) => Promise<boolean>;
 }
 
 export const openKeyOf = (depositAddress: string, tokenId: string) => `${depositAddress}:${tokenId}`;
@@ -55,6 +60,7 @@ export async function openKeys(models: Models, keys: readonly string[]): Promise
 export async function planSweep(sequelize: Sequelize, models: Models, input: PlanInput, now: Date): Promise<Sweep | null> {
 	try {
 		return await inTransaction(sequelize, async t => {
+			if (input.admit && !(await input.admit(t))) return null;
 			let wallet = await models.SweepWallet.findOne({ where: { networkId: input.networkId, address: input.fromAddress }, ...forUpdate(t) });
 			if (!wallet) {
 				wallet = await models.SweepWallet.create({ networkId: input.networkId, address: input.fromAddress, nextNonce: input.chainNonce, updatedAt: now }, { transaction: t });

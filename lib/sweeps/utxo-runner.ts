@@ -9,7 +9,7 @@
  */
 import { address as btcAddress, Transaction as BtcTransaction } from "bitcoinjs-lib";
 import type { Network } from "bitcoinjs-lib";
-import type { Sequelize } from "sequelize";
+import { Op, type Sequelize } from "sequelize";
 import * as utxo from "../chains/utxo-sweep";
 import { satoshis } from "../chains/utxo-source";
 import { fromBaseUnits, toBaseUnits } from "../money";
@@ -17,14 +17,16 @@ import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
 import type { SweepOutcome } from "../metrics";
 import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
-import type { SweepableCheckout, SweepNetwork } from "./runner";
+import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type WithdrawalRequestView } from "./runner";
+import { Reservations } from "./reservations";
 import type { UtxoRpcCall } from "./utxo-rpc";
 
 /** What the UTXO sweeper asks of other services. */
-export interface UtxoSweeperPorts {
+export interface UtxoSweeperPorts extends Pick<SweeperPorts, "pendingRequests" | "completeRequest" | "failRequest" | "ownAddressCheckouts"> {
 	sweepable(p: { networkId: string }): Promise<SweepableCheckout[]>;
 	creditedOutputs(p: { transactionIds: string[] }): Promise<Array<{ transactionId: string; txHash: string; logIndex: number; tokenId: string; amount: string }>>;
-	destination(p: { organizationId: string; chainType: string; transactionId: string }): Promise<string | null>;
+	/** withdrawals.destination: a checkout's own address ("payment"), else the settings' (also without a checkout). */
+	destinationOf(p: { organizationId: string; chainType: string; transactionId?: string }): Promise<{ address: string; source: "payment" | "settings" } | null>;
 	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
 }
 
@@ -71,6 +73,7 @@ export class UtxoSweepRunner {
 				this.deps.onFailure?.(err);
 			});
 		}
+		await this.executeRequests();
 		await this.plan();
 	}
 
@@ -109,7 +112,21 @@ export class UtxoSweepRunner {
 		const inputs = await this.outpointsOf(s);
 		if (inputs.length === 0) throw new Error("nothing left to spend");
 		const keyed = await Promise.all(inputs.map(async i => ({ txid: i.txid, vout: i.vout, valueSats: i.valueSats, address: i.address, key: await this.deps.depositKey(i.derivationIndex) })));
-		return utxo.buildSweepPsbt({ network: this.deps.btcNetwork, inputs: keyed, destination: s.toAddress, feeRateSatPerVb: await this.feeRate(step), dustRelayFeeSatPerKvB: this.deps.dustRelayFeeSatPerKvB });
+		const common = { network: this.deps.btcNetwork, inputs: keyed, feeRateSatPerVb: await this.feeRate(step), dustRelayFeeSatPerKvB: this.deps.dustRelayFeeSatPerKvB };
+		if (s.requestId) {
+			// A withdrawal request: its exact amount to its address, the change to the merchant's own address.
+			const items = await this.deps.models.SweepItem.findAll({ where: { sweepId: s.id }, limit: 1 });
+			const change = await this.changeAddress(items[0].organizationId);
+			if (!change) throw new Error(`no ${this.deps.withdrawalKey} address in the withdrawal settings for the change`);
+			return utxo.buildPaymentPsbt({ ...common, payee: s.toAddress, amountSats: toBaseUnits(await requestAmount(this.deps.models, s.requestId), this.native().decimals), change });
+		}
+		return utxo.buildSweepPsbt({ ...common, destination: s.toAddress });
+	}
+
+	/** The merchant's own address for this chain in the settings: where a request's change goes. */
+	private async changeAddress(organizationId: string): Promise<string | null> {
+		const settings = await this.deps.ports.destinationOf({ organizationId, chainType: this.deps.withdrawalKey });
+		return settings?.source === "settings" ? settings.address : null;
 	}
 
 	private async advance(s: Sweep): Promise<void> {
@@ -145,6 +162,7 @@ export class UtxoSweepRunner {
 	 * the first deposit's sweep (a sweep holds one merchant's deposits), then the sweep closes.
 	 */
 	private async confirm(s: Sweep, txid: string, outputSats: bigint): Promise<void> {
+		if (s.requestId) return this.confirmRequest(s, txid);
 		const { models, sequelize, network, ports, now } = this.deps;
 		const native = this.native();
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
@@ -173,18 +191,23 @@ export class UtxoSweepRunner {
 		const todo = settled.filter(c => !swept.has(c.transactionId) && !open.has(openKeyOf(c.depositAddress, c.tokenId)));
 		if (todo.length === 0) return;
 		const credited = await ports.creditedOutputs({ transactionIds: todo.map(c => c.transactionId) });
-		const groups = new Map<string, { destination: string; items: Array<SweepableCheckout & { sats: bigint }> }>();
+		const groups = new Map<string, { destination: string; items: Array<SweepableCheckout & { sats: bigint; fromSettings: boolean }> }>();
+		const reservations = this.reservations();
 		for (const c of todo) {
 			let sats = 0n;
 			for (const o of credited.filter(o => o.transactionId === c.transactionId)) {
 				if (await rpc("gettxout", [o.txHash, o.logIndex, true])) sats += toBaseUnits(o.amount, native.decimals);
 			}
 			if (sats === 0n) continue;
-			const destination = await ports.destination({ organizationId: c.organizationId, chainType: this.deps.withdrawalKey, transactionId: c.transactionId });
-			if (!destination) continue; // waits at the deposit until the merchant saves settings
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: this.deps.withdrawalKey, transactionId: c.transactionId });
+			if (!target) continue; // waits at the deposit until the merchant saves settings
+			const destination = target.address;
+			// Funds pending requests are paid from stay at their deposits (lib/sweeps/reservations.ts).
+			const fromSettings = target.source === "settings";
+			if (fromSettings && !(await reservations.take(c.organizationId, c.tokenId, fromBaseUnits(sats, native.decimals)))) continue;
 			const key = `${c.organizationId}|${destination}`;
 			const group = groups.get(key) ?? { destination, items: [] };
-			group.items.push({ ...c, sats });
+			group.items.push({ ...c, sats, fromSettings });
 			groups.set(key, group);
 		}
 		const rate = await this.feeRate(0);
@@ -194,6 +217,8 @@ export class UtxoSweepRunner {
 			const fee = utxo.feeFor(utxo.estimateSweepVsize(items.length, script), utxo.toSatPerKvB(rate));
 			const total = items.reduce((sum, c) => sum + c.sats, 0n);
 			if (total - fee < utxo.dustThreshold(script, this.deps.dustRelayFeeSatPerKvB)) continue;
+			const planItems = items.map(c => this.item(c, c.sats));
+			const admit = await reservations.guard(planItems.filter((_, n) => items[n].fromSettings));
 			const planned = await planSweep(
 				sequelize,
 				models,
@@ -204,11 +229,155 @@ export class UtxoSweepRunner {
 					fromAddress: UTXO_WALLET,
 					toAddress: destination,
 					chainNonce: 0,
-					items: items.map(c => ({ transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: native.tokenId, amount: fromBaseUnits(c.sats, native.decimals) })),
+					items: planItems,
+					admit,
 				},
 				now(),
 			);
 			if (planned) logger.info(`Sweeper: ${items.length} checkout(s) on ${network.slug} consolidated to the merchant's address (sweep ${planned.id})`);
 		}
+	}
+
+	private item(c: SweepableCheckout, sats: bigint) {
+		const native = this.native();
+		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: native.tokenId, amount: fromBaseUnits(sats, native.decimals) };
+	}
+
+	/** This step's view of what the automatic sweep may take from requestable funds. */
+	private reservations(): Reservations {
+		const { sequelize, models, now, network, ports } = this.deps;
+		return new Reservations({ sequelize, models, now, ownAddressCheckouts: a => ports.ownAddressCheckouts(a) }, network.id);
+	}
+
+	/**
+	 * Pending withdrawal requests of this network, oldest first (read by network: others never
+	 * hide them). Each is paid in ONE transaction: its exact amount to its address, the change to
+	 * the merchant's own address in the settings (docs/withdrawals.md "Requests on Bitcoin-family
+	 * networks"), from the unspent credited outputs of the merchant's settled checkouts whose
+	 * destination is the settings' (never a checkout with its own withdrawal address), oldest
+	 * first, as few as cover amount + fee. Not enough yet: the request stays pending.
+	 */
+	private async executeRequests(): Promise<void> {
+		const { ports, network } = this.deps;
+		let page: Partial<RequestPage> = {};
+		let outputs: Map<string, Array<Outpoint & { transactionId: string }>> | null = null;
+		for (;;) {
+			const requests = await ports.pendingRequests({ networkId: network.id, ...page, limit: REQUEST_PAGE });
+			for (const req of requests) {
+				outputs ??= await this.requestableOutputs();
+				await this.executeRequest(req, outputs).catch(err => {
+					this.deps.logger.warn(`Withdrawal request ${req.id} on ${network.slug}: ${(err as Error).message}`);
+					this.deps.onFailure?.(err);
+				});
+			}
+			if (requests.length < REQUEST_PAGE) return;
+			const last = requests[requests.length - 1];
+			page = { afterCreatedAt: last.createdAt, afterId: last.id };
+		}
+	}
+
+	/** Per organization: the unspent credited outputs of its settled checkouts that may pay a request, oldest checkout first. */
+	private async requestableOutputs(): Promise<Map<string, Array<Outpoint & { transactionId: string }>>> {
+		const { ports, network, models, rpc } = this.deps;
+		const native = this.native();
+		const settled = (await ports.sweepable({ networkId: network.id })).filter(c => c.tokenId === native.tokenId);
+		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
+		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		const todo = settled.filter(c => !swept.has(c.transactionId) && !open.has(openKeyOf(c.depositAddress, c.tokenId)));
+		const byOrg = new Map<string, Array<Outpoint & { transactionId: string }>>();
+		if (todo.length === 0) return byOrg;
+		const credited = await ports.creditedOutputs({ transactionIds: todo.map(c => c.transactionId) });
+		for (const c of todo) {
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: this.deps.withdrawalKey, transactionId: c.transactionId });
+			if (target?.source === "payment") continue; // belongs to the checkout's own address
+			for (const o of credited.filter(o => o.transactionId === c.transactionId)) {
+				if (!(await rpc("gettxout", [o.txHash, o.logIndex, true]))) continue;
+				const list = byOrg.get(c.organizationId) ?? [];
+				list.push({ txid: o.txHash, vout: o.logIndex, valueSats: toBaseUnits(o.amount, native.decimals), address: c.depositAddress, derivationIndex: c.derivationIndex, transactionId: c.transactionId });
+				byOrg.set(c.organizationId, list);
+			}
+		}
+		return byOrg;
+	}
+
+	private async executeRequest(req: WithdrawalRequestView, outputs: Map<string, Array<Outpoint & { transactionId: string }>>): Promise<void> {
+		const { ports, network, models, sequelize, logger, now } = this.deps;
+		const native = this.native();
+		if (await models.Sweep.count({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } })) return; // in flight, or paid
+		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
+			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the sweeper yet", final: true });
+			return;
+		}
+		if (req.tokenId !== native.tokenId) return;
+		const change = await this.changeAddress(req.organizationId);
+		if (!change) {
+			await ports.failRequest({ id: req.id, reason: `no ${this.deps.withdrawalKey} address in the withdrawal settings for the change`, final: true });
+			return;
+		}
+		const mine = outputs.get(req.organizationId) ?? [];
+		const need = toBaseUnits(req.amount, native.decimals);
+		const rate = utxo.toSatPerKvB(await this.feeRate(0));
+		const scripts = [btcAddress.toOutputScript(req.address, this.deps.btcNetwork), btcAddress.toOutputScript(change, this.deps.btcNetwork)];
+		// Whole checkouts, oldest first, until they cover the amount and the fee of a two-output payment.
+		const chosen: typeof mine = [];
+		let total = 0n;
+		for (const transactionId of [...new Set(mine.map(o => o.transactionId))]) {
+			if (total >= need + utxo.feeFor(utxo.estimateVsize(Math.max(chosen.length, 1), scripts), rate)) break;
+			for (const o of mine.filter(o => o.transactionId === transactionId)) {
+				chosen.push(o);
+				total += o.valueSats;
+			}
+		}
+		if (chosen.length === 0 || total < need + utxo.feeFor(utxo.estimateVsize(chosen.length, scripts), rate)) {
+			logger.info(`Withdrawal request ${req.id}: the merchant's unspent outputs on ${network.slug} do not cover ${req.amount} and the fee yet; it stays pending`);
+			return;
+		}
+		const bySettled = new Map<string, { c: SweepableCheckout; sats: bigint }>();
+		for (const o of chosen) {
+			const entry = bySettled.get(o.transactionId) ?? { c: { transactionId: o.transactionId, organizationId: req.organizationId, mode: req.mode, depositAddress: o.address, derivationIndex: o.derivationIndex, tokenId: native.tokenId, completedAt: "" }, sats: 0n };
+			entry.sats += o.valueSats;
+			bySettled.set(o.transactionId, entry);
+		}
+		const planned = await planSweep(
+			sequelize,
+			models,
+			{ networkId: network.id, kind: "utxo", tokenId: native.tokenId, fromAddress: UTXO_WALLET, toAddress: req.address, chainNonce: 0, requestId: req.id, items: [...bySettled.values()].map(e => this.item(e.c, e.sats)) },
+			now(),
+		);
+		if (!planned) return;
+		// These outputs are taken for this step.
+		outputs.set(req.organizationId, mine.filter(o => !chosen.includes(o)));
+		logger.info(`Withdrawal request ${req.id} on ${network.slug}: ${req.amount} from ${chosen.length} output(s) (sweep ${planned.id})`);
+	}
+
+	/**
+	 * A request's payment confirmed: its `withdrawal` entry (completeRequest), the fee as a `fee`
+	 * entry and the change that went to the merchant's own address as a `sweep` entry, so the
+	 * spent checkouts' ledger falls by exactly what their outputs held.
+	 */
+	private async confirmRequest(s: Sweep, txid: string): Promise<void> {
+		const { models, sequelize, network, ports, now, rpc } = this.deps;
+		const native = this.native();
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
+		const total = items.reduce((sum, i) => sum + toBaseUnits(i.amount, native.decimals), 0n);
+		const amount = toBaseUnits(await requestAmount(models, s.requestId!), native.decimals);
+		// The mined variant's outputs: the recorded bytes when it is the last one signed, else the node's copy.
+		let outputs: bigint[];
+		if (s.rawTx && BtcTransaction.fromHex(s.rawTx).getId() === txid) {
+			outputs = BtcTransaction.fromHex(s.rawTx).outs.map(o => BigInt(o.value));
+		} else {
+			const tx = await rpc<{ vout: Array<{ value: number | string }> }>("getrawtransaction", [txid, true]);
+			outputs = tx.vout.map(o => satoshis(String(o.value)));
+		}
+		const sent = outputs.reduce((a, b) => a + b, 0n);
+		const fee = total - sent;
+		const change = sent - amount;
+		const first = items[0];
+		const entry = { organizationId: first.organizationId, mode: first.mode, networkId: network.id, tokenId: native.tokenId, refType: "sweep", refId: s.id };
+		if (fee > 0n) await ports.record({ ...entry, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}` });
+		if (change > 0n) await ports.record({ ...entry, kind: "sweep", amount: `-${fromBaseUnits(change, native.decimals)}` });
+		await ports.completeRequest({ id: s.requestId!, txHash: txid });
+		if (await finishSweep(sequelize, models, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now())) this.deps.onOutcome?.("confirmed");
+		this.deps.logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${txid} (${items.length} checkout(s), change ${fromBaseUnits(change, native.decimals)})`);
 	}
 }

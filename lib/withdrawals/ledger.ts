@@ -44,18 +44,24 @@ export function sumAmounts(amounts: Iterable<string>): MoneyValue {
 }
 
 export interface AccountBalance {
-	/** Σ of the account's entries. */
+	/** Σ of the account's entries (what its deposits hold). */
 	balance: string;
-	/** Σ of its pending requests. */
+	/** Σ of its pending requests not being sent yet. */
 	reserved: string;
-	/** balance − reserved: what a new request may take. */
+	/**
+	 * Funds that are not the merchant's to ask for: in sweeps in flight (a request being sent
+	 * included) and at checkouts with their own withdrawal address (until swept).
+	 */
+	held: string;
+	/** balance − reserved − held: what a new request may take. */
 	available: string;
 }
 
-export function accountBalance(entries: Iterable<string>, pendingRequests: Iterable<string>): AccountBalance {
+export function accountBalance(entries: Iterable<string>, pendingRequests: Iterable<string>, held: Iterable<string> = []): AccountBalance {
 	const balance = sumAmounts(entries);
 	const reserved = sumAmounts(pendingRequests);
-	return { balance: toAmountString(balance), reserved: toAmountString(reserved), available: toAmountString(balance.minus(reserved)) };
+	const kept = sumAmounts(held);
+	return { balance: toAmountString(balance), reserved: toAmountString(reserved), held: toAmountString(kept), available: toAmountString(balance.minus(reserved).minus(kept)) };
 }
 
 /** The id of an account's lock row. */

@@ -10,6 +10,7 @@ import { normalizeDecimal } from "../money";
 import { isUniqueViolation } from "../payments/store";
 import type { OrganizationMode } from "../networks/mode";
 import type { LedgerEntry } from "../../models/withdrawal.model";
+import { FUNDS_SWEEP_KINDS } from "../../models/sweep.model";
 import { accountBalance, accountKey, AccountBalance, KindSum, LedgerKind } from "./ledger";
 
 export interface Account {
@@ -31,7 +32,7 @@ export interface NewEntry extends Account {
  * Locks the account's row for the rest of the DB transaction, creating it on first use. Two first
  * uses at once: one insert fails on the primary key and its transaction runs again (retryOn).
  */
-export async function lockAccount(app: App, t: DbTx, account: Account): Promise<void> {
+export async function lockAccount(app: Pick<App, "models" | "clock">, t: DbTx, account: Account): Promise<void> {
 	const { models, clock } = app;
 	const id = accountKey(account.organizationId, account.networkId, account.tokenId);
 	const row = await models.LedgerAccount.findByPk(id, { transaction: t, lock: t.LOCK.UPDATE });
@@ -41,31 +42,82 @@ export async function lockAccount(app: App, t: DbTx, account: Account): Promise<
 /** Two first uses of an account at once (MariaDB names only PRIMARY, not the table: any unique failure but an entry's). */
 export const isAccountRace = (err: unknown) => (err as { name?: string })?.name === "SequelizeUniqueConstraintError" && !isUniqueViolation(err, "ledger_entries");
 
-/** Σ of a money column, exact: DECIMAL SUM on MySQL; on SQLite (TEXT money) summed with decimal.js. */
-async function sumOf(app: App, table: "ledger_entries" | "withdrawal_requests", where: Record<string, unknown>, t?: DbTx): Promise<string[]> {
-	const { models, sequelize } = app;
-	const model = (table === "ledger_entries" ? models.LedgerEntry : models.WithdrawalRequest) as unknown as { findAll(o: object): Promise<Array<{ amount: unknown }>> };
+/** The amounts of an account's entries (one exact Σ on MySQL). */
+function entriesOf(app: LedgerDb, account: Account, t?: DbTx): Promise<string[]> {
+	return exactSum(app, "e.amount", "FROM ledger_entries e WHERE e.organizationId = :organizationId AND e.networkId = :networkId AND e.tokenId = :tokenId", { ...account }, t);
+}
+
+/**
+ * Σ of `column` over the rows of `from` (FROM ... WHERE ..., named replacements), exact: a DECIMAL
+ * SUM on MySQL; on SQLite (money is TEXT, its SUM a float) the values are read and summed with
+ * decimal.js by the caller (accountBalance).
+ */
+async function exactSum(app: LedgerDb, column: string, from: string, replacements: Record<string, unknown>, t?: DbTx): Promise<string[]> {
+	const { sequelize } = app;
 	if (sequelize.getDialect() === "mysql") {
-		const keys = Object.keys(where);
-		const rows = await sequelize.query<{ total: unknown }>(`SELECT SUM(amount) AS total FROM ${table} WHERE ${keys.map(k => `\`${k}\` = :${k}`).join(" AND ")}`, {
-			replacements: where,
-			type: QueryTypes.SELECT,
-			transaction: t,
-		});
+		const rows = await sequelize.query<{ total: unknown }>(`SELECT SUM(${column}) AS total ${from}`, { replacements, type: QueryTypes.SELECT, transaction: t });
 		return [normalizeDecimal(rows[0]?.total) ?? "0"];
 	}
-	const rows = await model.findAll({ where, attributes: ["amount"], raw: true, transaction: t });
+	const rows = await sequelize.query<{ amount: unknown }>(`SELECT ${column} AS amount ${from}`, { replacements, type: QueryTypes.SELECT, transaction: t });
 	return rows.map(r => normalizeDecimal(r.amount) ?? "0");
 }
 
-/** What the account holds, what pending requests reserve, and what is left for a new request. */
-export async function balanceOf(app: App, account: Account, t?: DbTx): Promise<AccountBalance> {
+/** What balanceOf reads: the database (a withdrawals node's App, or a sweeper's models and sequelize). */
+export type LedgerDb = Pick<App, "sequelize">;
+
+const OPEN_SWEEP = "s.status IN ('planned', 'signed', 'broadcast')";
+const FUNDS_KINDS = FUNDS_SWEEP_KINDS.map(k => `'${k}'`).join(", ");
+
+export interface BalanceOptions {
+	/**
+	 * The account's settled checkouts that have their own withdrawal address for the network's
+	 * chain (transactions.ownAddressCheckouts): their funds belong to that address, never to a
+	 * request, so they are held until swept.
+	 */
+	ownAddressTransactions?: readonly string[];
+}
+
+/**
+ * What the account holds (Σ entries), what pending requests not yet being sent reserve, what is
+ * held (funds in sweeps in flight, requests being sent included; funds of checkouts with their
+ * own withdrawal address, until swept), and what is left for a new request (docs/withdrawals.md
+ * "Available"). Read under the account's lock when it decides something (createRequest, the
+ * sweeper's planner).
+ */
+export async function balanceOf(app: LedgerDb, account: Account, t?: DbTx, opts: BalanceOptions = {}): Promise<AccountBalance> {
 	const { organizationId, networkId, tokenId } = account;
-	const [entries, pending] = await Promise.all([
-		sumOf(app, "ledger_entries", { organizationId, networkId, tokenId }, t),
-		sumOf(app, "withdrawal_requests", { organizationId, sourceNetworkId: networkId, tokenId, status: "pending" }, t),
-	]);
-	return accountBalance(entries, pending);
+	const ids = { organizationId, networkId, tokenId };
+	// A request whose send is in flight is held by its sweep's items (a native send: the whole deposit, fee included).
+	const reserved = exactSum(
+		app,
+		"r.amount",
+		`FROM withdrawal_requests r WHERE r.organizationId = :organizationId AND r.sourceNetworkId = :networkId AND r.tokenId = :tokenId AND r.status = 'pending'
+		 AND NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.requestId = r.id AND ${OPEN_SWEEP})`,
+		ids,
+		t,
+	);
+	const inFlight = exactSum(
+		app,
+		"i.amount",
+		`FROM sweep_items i JOIN sweeps s ON s.id = i.sweepId WHERE i.organizationId = :organizationId AND i.tokenId = :tokenId AND s.networkId = :networkId AND i.openKey IS NOT NULL AND ${OPEN_SWEEP}`,
+		ids,
+		t,
+	);
+	const own = opts.ownAddressTransactions ?? [];
+	// Credits of checkouts with their own address not swept yet (in flight: counted above).
+	const earmarked = own.length
+		? exactSum(
+				app,
+				"e.amount",
+				`FROM ledger_entries e WHERE e.organizationId = :organizationId AND e.networkId = :networkId AND e.tokenId = :tokenId AND e.kind = 'credit' AND e.refType = 'transaction' AND e.refId IN (:own)
+				 AND NOT EXISTS (SELECT 1 FROM sweep_items i JOIN sweeps s ON s.id = i.sweepId WHERE i.transactionId = e.refId AND i.tokenId = e.tokenId
+				   AND (i.openKey IS NOT NULL OR (s.status = 'confirmed' AND s.requestId IS NULL AND s.kind IN (${FUNDS_KINDS}))))`,
+				{ ...ids, own: [...own] },
+				t,
+			)
+		: Promise.resolve([] as string[]);
+	const [entries, pending, flight, mine] = await Promise.all([entriesOf(app, ids, t), reserved, inFlight, earmarked]);
+	return accountBalance(entries, pending, [...flight, ...mine]);
 }
 
 /** Per (network, token, kind) sums of an organization's entries. */

@@ -161,7 +161,7 @@ describe("withdrawals", () => {
 			expect(entries.map(e => ({ kind: e.kind, amount: e.amount, networkId: e.networkId, tokenId: e.tokenId, organizationId: e.organizationId, mode: e.mode }))).toEqual([
 				{ kind: "credit", amount: "0.5", networkId: IDS.sepolia, tokenId: IDS.sepoliaEth, organizationId: alice.sandbox.id, mode: "sandbox" },
 			]);
-			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.5", reserved: "0", available: "0.5" });
+			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.5", reserved: "0", held: "0", available: "0.5" });
 		});
 
 		it("never credits a simulated payment", async () => {
@@ -229,18 +229,32 @@ describe("withdrawals", () => {
 			expect(await node.app.models.WithdrawalRequest.count()).toBe(0);
 		});
 
+		it("are refused with a 400 on a network whose chain type no sweeper serves (nothing would ever pay them)", async () => {
+			// Funds the ledger holds on Solana devnet: enough, but no sweeper pays a Solana request.
+			const carol = await createMerchant(node);
+			await node.broker.call("withdrawals.record", { organizationId: carol.sandbox.id, mode: "sandbox", networkId: IDS.solanaDevnet, tokenId: IDS.solanaDevnetSol, kind: "credit", amount: "5", refType: "transaction", refId: "solana-credit-1" });
+			const solana = await call("POST", "/withdrawals/requests", { token: carol.token, body: body({ amount: "1", tokenId: IDS.solanaDevnetSol, sourceNetworkId: IDS.solanaDevnet, address: samples.solana.sandbox }) });
+			expect(solana.status).toBe(400);
+			expect(solana.body).toMatchObject({ statusCode: 400, error: "Bad Request", errors: { sourceNetworkId: "noSweeper" } });
+			// A Bitcoin-family request needs the settings' address of its chain for the change.
+			await node.broker.call("withdrawals.record", { organizationId: carol.sandbox.id, mode: "sandbox", networkId: IDS.bitcoinTestnet, tokenId: IDS.bitcoinTestnetBtc, kind: "credit", amount: "1", refType: "transaction", refId: "btc-credit-1" });
+			const bitcoin = await call("POST", "/withdrawals/requests", { token: carol.token, body: body({ amount: "0.1", tokenId: IDS.bitcoinTestnetBtc, sourceNetworkId: IDS.bitcoinTestnet, address: samples.bitcoin.sandbox }) });
+			expect([bitcoin.status, bitcoin.body.errors]).toEqual([400, { sourceNetworkId: "changeAddressRequired" }]);
+			expect(await node.app.models.WithdrawalRequest.count()).toBe(0);
+		});
+
 		it("queue within the available balance as pending and reserve their amount", async () => {
-			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0", available: "0.75" });
+			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0", held: "0", available: "0.75" });
 			const first = await call("POST", "/withdrawals/requests", { token: alice.token, body: body({ amount: "0.5" }) });
 			expect(first.status).toBe(201);
 			expect(first.body).toMatchObject({ userId: alice.user.id, amount: "0.5", tokenId: IDS.sepoliaEth, sourceNetworkId: IDS.sepolia, destinationNetworkId: null, address: samples.evm.sandbox, strategy: 1, status: "pending" });
-			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0.5", available: "0.25" });
+			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0.5", held: "0", available: "0.25" });
 			const tooMuch = await call("POST", "/withdrawals/requests", { token: alice.token, body: body({ amount: "0.26" }) });
 			expect(tooMuch.body.errors).toEqual({ amount: "insufficientBalance" });
 			// Concurrent requests for the rest: exactly one fits.
 			const racing = await Promise.all([1, 2, 3].map(() => call("POST", "/withdrawals/requests", { token: alice.token, body: body({ amount: "0.25" }) })));
 			expect(racing.map(r => r.status).sort()).toEqual([201, 400, 400]);
-			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0.75", available: "0" });
+			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0.75", held: "0", available: "0" });
 
 			const list = await call("GET", "/withdrawals/requests", { token: alice.token });
 			expect(list.body.map((r: { amount: string }) => r.amount)).toEqual(["0.25", "0.5"]);
@@ -255,7 +269,7 @@ describe("withdrawals", () => {
 			expect(done.request).toMatchObject({ status: "completed", txHash: "0xabc" });
 			const twice = (await node.broker.call("withdrawals.completeRequest", { id: first.body.id, txHash: "0xabc" })) as any;
 			expect(twice).toMatchObject({ completed: false, duplicate: true });
-			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.25", reserved: "0", available: "0.25" });
+			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.25", reserved: "0", held: "0", available: "0.25" });
 		});
 	});
 

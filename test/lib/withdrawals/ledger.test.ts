@@ -20,7 +20,9 @@ describe("withdrawals ledger rules", () => {
 	});
 
 	it("sums exactly and reserves pending requests", () => {
-		expect(accountBalance(["0.1", "0.2", "-0.000000000000000001"], ["0.1"])).toEqual({ balance: "0.299999999999999999", reserved: "0.1", available: "0.199999999999999999" });
+		expect(accountBalance(["0.1", "0.2", "-0.000000000000000001"], ["0.1"])).toEqual({ balance: "0.299999999999999999", reserved: "0.1", held: "0", available: "0.199999999999999999" });
+		// Funds in a sweep in flight, or of a checkout with its own withdrawal address, are not available.
+		expect(accountBalance(["0.5"], ["0.1"], ["0.25", "0.15"])).toEqual({ balance: "0.5", reserved: "0.1", held: "0.4", available: "0" });
 	});
 
 	it("folds kinds into earned, withdrawn, fees and balance, and values only priced tokens", () => {
