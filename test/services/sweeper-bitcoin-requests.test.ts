@@ -35,7 +35,7 @@ describe("UTXO sweeper: withdrawal requests on a real litecoind -regtest", () =>
 	afterAll(async () => {
 		await node?.stop();
 		await ltc?.stop();
-	});
+	}, 240_000);
 
 	const balance = async () => (await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId: LTC })) as { balance: string; reserved: string; held: string; available: string };
 	/** What an address holds unspent on the node, in LTC (exact: from satoshis). */
@@ -99,5 +99,5 @@ describe("UTXO sweeper: withdrawal requests on a real litecoind -regtest", () =>
 		expect(await balance()).toMatchObject({ balance: "0", reserved: "0", held: "0", available: "0" });
 		// Paid once: nothing else was ever sent.
 		expect(await node.app.models.Sweep.count()).toBe(1);
-	});
+	}, 240_000);
 });

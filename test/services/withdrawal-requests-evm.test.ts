@@ -48,7 +48,7 @@ describe("withdrawal requests on a real anvil node", () => {
 		node?.clock.reset();
 		await node?.stop();
 		await anvil?.stop();
-	});
+	}, 240_000);
 
 	interface Shop {
 		user: UserWithToken;
@@ -107,7 +107,7 @@ describe("withdrawal requests on a real anvil node", () => {
 		expect(await anvil.provider.getBalance(payee)).toBe(parseEther("0.2"));
 		expect(await node.app.models.Sweep.count({ where: { requestId: made.body.id } })).toBe(1);
 		await ledgerEqualsChain(s);
-	});
+	}, 240_000);
 
 	it("never pays a request from a checkout with its own withdrawal address, and does not count it as available", async () => {
 		const s = await shop();
@@ -129,7 +129,7 @@ describe("withdrawal requests on a real anvil node", () => {
 		// The own-address checkout's funds are untouched at its deposit.
 		expect(await anvil.provider.getBalance(own.address)).toBe(parseEther("0.5"));
 		await ledgerEqualsChain(s);
-	});
+	}, 240_000);
 
 	it("keeps the funds pending requests need out of the automatic sweep; what is left over is swept", async () => {
 		const destination = Wallet.createRandom().address;
@@ -161,7 +161,7 @@ describe("withdrawal requests on a real anvil node", () => {
 		expect(money((await balance(s)).available).gte(0)).toBe(true);
 		await ledgerEqualsChain(s);
 		await ledgerEqualsChain(witness);
-	});
+	}, 240_000);
 
 	it("refuses a request for funds a sweep in flight is moving (400 insufficientBalance)", async () => {
 		const destination = Wallet.createRandom().address;
@@ -191,5 +191,5 @@ describe("withdrawal requests on a real anvil node", () => {
 		expect(await node.app.models.WithdrawalRequest.count({ where: { organizationId: s.user.sandbox.id } })).toBe(0);
 		expect(money((await balance(s)).available).gte(0)).toBe(true);
 		await ledgerEqualsChain(s);
-	});
+	}, 240_000);
 });
