@@ -13,6 +13,9 @@ import type { LedgerEntry } from "../../models/withdrawal.model";
 import { FUNDS_SWEEP_KINDS } from "../../models/sweep.model";
 import { accountBalance, accountKey, AccountBalance, KindSum, LedgerKind } from "./ledger";
 
+/** lib/withdrawals/reversals.ts's refType (`<transactionId>:<creditId>:<generation>`); not imported: that module imports this one. */
+const REVERSAL_REF_TYPE = "transaction_credit";
+
 export interface Account {
 	organizationId: string;
 	networkId: string;
@@ -104,13 +107,16 @@ export async function balanceOf(app: LedgerDb, account: Account, t?: DbTx, opts:
 		t,
 	);
 	const own = opts.ownAddressTransactions ?? [];
-	// Credits of checkouts with their own address not swept yet (in flight: counted above).
+	// Credits (less reversals, plus recredits: lib/withdrawals/reversals.ts) of checkouts with their
+	// own address not swept yet (in flight: counted above).
+	const checkout = `(CASE WHEN e.refType = 'transaction' THEN e.refId ELSE SUBSTR(e.refId, 1, 36) END)`;
 	const earmarked = own.length
 		? exactSum(
 				app,
 				"e.amount",
-				`FROM ledger_entries e WHERE e.organizationId = :organizationId AND e.networkId = :networkId AND e.tokenId = :tokenId AND e.kind = 'credit' AND e.refType = 'transaction' AND e.refId IN (:own)
-				 AND NOT EXISTS (SELECT 1 FROM sweep_items i JOIN sweeps s ON s.id = i.sweepId WHERE i.transactionId = e.refId AND i.tokenId = e.tokenId
+				`FROM ledger_entries e WHERE e.organizationId = :organizationId AND e.networkId = :networkId AND e.tokenId = :tokenId
+				 AND e.kind IN ('credit', 'reversal', 'recredit') AND e.refType IN ('transaction', '${REVERSAL_REF_TYPE}') AND ${checkout} IN (:own)
+				 AND NOT EXISTS (SELECT 1 FROM sweep_items i JOIN sweeps s ON s.id = i.sweepId WHERE i.transactionId = ${checkout} AND i.tokenId = e.tokenId
 				   AND (i.openKey IS NOT NULL OR (s.status = 'confirmed' AND s.requestId IS NULL AND s.kind IN (${FUNDS_KINDS}))))`,
 				{ ...ids, own: [...own] },
 				t,

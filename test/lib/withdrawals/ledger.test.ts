@@ -54,7 +54,7 @@ describe("withdrawals ledger rules", () => {
 			{ networkId: "n", tokenId: "a", kind: "reversal", amount: "-2" },
 		]);
 		expect([t.earned.toFixed(), t.withdrawn.toFixed(), t.balance.toFixed()]).toEqual(["0", "2", "-2"]);
-		expect(accountBalance(["2", "-2", "-2"], [])).toEqual({ balance: "-2", reserved: "0", available: "-2" });
+		expect(accountBalance(["2", "-2", "-2"], [])).toEqual({ balance: "-2", reserved: "0", held: "0", available: "-2" });
 		const [back] = tokenTotals([
 			{ networkId: "n", tokenId: "a", kind: "credit", amount: "2" },
 			{ networkId: "n", tokenId: "a", kind: "reversal", amount: "-2" },
