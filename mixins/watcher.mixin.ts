@@ -17,6 +17,7 @@ import { dropSeries, METRIC, setGauge } from "../lib/metrics";
 import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort, WatchedNetwork, WatcherLogger, WatcherStatus, watcherOwnerId } from "../lib/watchers/runner";
 import { networkReadiness, WatcherReadiness } from "../lib/watchers/readiness";
+import { WATCHER_LEADS_EVENT } from "../lib/watchers/watched";
 import type { WatchableNetwork } from "../services/networks.service";
 
 export interface WatcherMixinOptions {
@@ -204,6 +205,10 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 							setGauge(this.broker, METRIC.watcherHead, p.head, labels);
 							setGauge(this.broker, METRIC.watcherCursor, p.cursor, labels);
 							setGauge(this.broker, METRIC.watcherLag, p.lag, labels);
+						},
+						onLead: () => {
+							// Only a hint (the lease row is the truth): a transporter hiccup costs a cache lifetime, nothing more.
+							Promise.resolve(this.broker.broadcast(WATCHER_LEADS_EVENT, { networkId: network.id, chainType: network.chainType })).catch(() => undefined);
 						},
 						onStandby: () => {
 							for (const name of gauges) dropSeries(this.broker, name, labels);

@@ -18,7 +18,7 @@ import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
 import { countMetric, METRIC } from "../lib/metrics";
 import { amountRule } from "../lib/money";
-import type { TokenView } from "../lib/networks/view";
+import type { ListedNetwork, TokenView } from "../lib/networks/view";
 import { FILTER_TEXT, PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
 import { EMAIL_RULE } from "../lib/users/email";
 import { PayerPair, quoteCheckout, quoteView, resolvePair, resolvePayer } from "../lib/payments/checkout";
@@ -117,8 +117,8 @@ const PAYER_FIELDS = {
 } as const;
 
 
-function payOption(t: TokenView, n: { id: string; name: string; chainType: string; chainId: number }): PayOption {
-	return { tokenId: t.id, symbol: t.symbol, name: t.name, decimals: t.decimals, contractAddress: t.contractAddress, isNative: t.isNative, networkId: n.id, networkName: n.name, chainType: n.chainType, chainId: n.chainId };
+function payOption(t: TokenView, n: { id: string; name: string; chainType: string; chainId: number }, watched: boolean): PayOption {
+	return { tokenId: t.id, symbol: t.symbol, name: t.name, decimals: t.decimals, contractAddress: t.contractAddress, isNative: t.isNative, networkId: n.id, networkName: n.name, chainType: n.chainType, chainId: n.chainId, watched };
 }
 
 /** What the payer still owes (never negative). */
@@ -482,7 +482,10 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 		 * What the hosted pay page (services/api.service.ts, docs/pay-page.md) renders for a slug:
 		 * the public link, whether it is a sandbox link, the merchant's return/cancel URLs (of the
 		 * link's intent), its token and network, and the tokens a payer may choose (active ones of
-		 * the link's kind: testnets for sandbox links). Internal: no route.
+		 * the link's kind: testnets for sandbox links), each saying whether a chain watcher follows
+		 * its network. A live payer is offered only watched networks (the link's own token is
+		 * always first, marked, and its quote says why it cannot be paid); a sandbox payer every
+		 * test network, where an unwatched one takes "Simulate payment" only. Internal: no route.
 		 */
 		payPage: {
 			visibility: "public",
@@ -493,20 +496,23 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				const link = await this.findBySlug(ctx.params.slug);
 				const intent = link.intentId ? await app.models.PaymentIntent.findByPk(link.intentId) : null;
 				const token = (await ctx.call("networks.getToken", { id: link.tokenId })) as TokenView & { network: { id: string; name: string; chainType: string; chainId: number } };
-				const networks = (await ctx.call("networks.list", { active: "true", testnet: link.mode === "sandbox" ? "true" : "false" })) as Array<{ id: string; name: string; chainType: string; chainId: number; requiredConfirmations: number }>;
+				const sandbox = link.mode === "sandbox";
+				const networks = (await ctx.call("networks.list", { testnet: sandbox ? "true" : "false" })) as ListedNetwork[];
+				const watched = new Set(networks.filter(n => n.watched).map(n => n.id));
 				const options: PayOption[] = [];
 				for (const network of networks) {
+					if (!network.isActive || (!sandbox && !network.watched)) continue;
 					const tokens = (await ctx.call("networks.tokens", { id: network.id, active: "true" })) as TokenView[];
-					for (const t of tokens) options.push(payOption(t, network));
+					for (const t of tokens) options.push(payOption(t, network, network.watched));
 				}
-				const own = payOption(token, token.network);
+				const own = payOption(token, token.network, watched.has(token.network.id));
 				// The link's own token first, even where its network is not listed (inactive, dev-only).
 				const rest = options.filter(o => o.tokenId !== own.tokenId);
 				const ownPage = `${app.config.publicUrl}/pay/${link.slug}`;
 				return {
 					link: payDetailsView(link),
 					description: intent?.description && intent.description !== link.title ? intent.description : null,
-					sandbox: link.mode === "sandbox",
+					sandbox,
 					// The pay page's own intent returns to the pay page itself: no merchant URL to go back to.
 					returnUrl: intent?.returnUrl && intent.returnUrl !== ownPage ? intent.returnUrl : null,
 					cancelUrl: intent?.cancelUrl ?? null,

@@ -20,10 +20,15 @@ import type { AuthMeta } from "../lib/meta";
 import { CHAIN_TYPES, ChainType } from "../lib/networks/catalogue";
 import { MODE_MESSAGES, NETWORK_NOT_ALLOWED_FOR_MODE, ORGANIZATION_MODES, OrganizationMode, isNetworkAllowed } from "../lib/networks/mode";
 import { isTokenDeployed, seedCatalogue, SeedResult } from "../lib/networks/seed";
-import { NetworkView, TokenView, TokenWithNetworkView, networkSummary, networkView, tokenView } from "../lib/networks/view";
+import { ListedNetwork, NetworkView, TokenView, TokenWithNetworkView, networkSummary, networkView, tokenView } from "../lib/networks/view";
 import { TtlCache } from "../lib/ttl-cache";
+import { WATCHER_LEADS_EVENT, WatchedCache, watchedNetworkIds } from "../lib/watchers/watched";
 import type { Network } from "../models/network.model";
 import type { Token } from "../models/token.model";
+
+/** Field error code and message of a live payment on a network no watcher follows (docs/networks.md "Watched"). */
+export const NETWORK_NOT_WATCHED = "networkNotWatched";
+export const NOT_WATCHED_MESSAGE = "No chain watcher follows this network: it does not accept live payments";
 
 registerTranslations("es", {
 	"Network not found": "Red no encontrada",
@@ -34,6 +39,7 @@ registerTranslations("es", {
 	"Token is not available yet": "El token aún no está disponible",
 	[MODE_MESSAGES.sandbox]: "Las organizaciones sandbox solo pueden usar redes de prueba",
 	[MODE_MESSAGES.live]: "Las organizaciones live solo pueden usar redes principales",
+	[NOT_WATCHED_MESSAGE]: "Ningún vigilante de cadena sigue esta red: no acepta pagos reales",
 });
 
 /** Every node listens and clears its own caches (the memory cacher and the look-up cache are per node). */
@@ -41,6 +47,9 @@ export const CATALOGUE_CHANGED_EVENT = "networks.catalogue.changed";
 const CACHE_TTL_SECONDS = 60;
 /** Look-up answers kept in memory: found rows only, so at most the catalogue (times two modes for pairs). */
 const LOOKUP_CACHE_MAX_ENTRIES = 10_000;
+/** A network found watched is trusted this long; one found unwatched is read again after WATCHED_MISS_MS (lib/watchers/watched.ts). */
+const WATCHED_CACHE_MS = 5_000;
+const WATCHED_MISS_MS = 1_000;
 
 type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
 type BoolString = "true" | "false";
@@ -55,6 +64,8 @@ interface ResolvePairParams {
 	networkId: string;
 	tokenId: string;
 	mode: OrganizationMode;
+	/** A payment (intent, link, quote, checkout): in live mode the network must be watched. */
+	payment?: boolean;
 }
 
 /** A network as a chain watcher sees it (networks.watchable). */
@@ -77,6 +88,8 @@ export interface ResolvedPair {
 interface NetworksVars {
 	/** getNetwork / getToken / resolvePair answers by `action|ids`, frozen (callers on this node share them). */
 	lookups: TtlCache<string, unknown>;
+	/** Which networks a chain watcher follows now (lib/watchers/watched.ts), read from the watchers' leases. */
+	watched: WatchedCache;
 }
 
 interface NetworksMethods {
@@ -119,27 +132,36 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 	settings: { rest: "/" },
 
 	actions: {
+		/**
+		 * The catalogue rows are cached in this node's memory (60 s, cleared with the catalogue);
+		 * `watched` is added per call from the watched cache (seconds), so it is never 60 s stale.
+		 */
 		list: {
 			rest: "GET /payments/networks",
 			auth: "public",
-			cache: { keys: ["active", "testnet", "chainType"], ttl: CACHE_TTL_SECONDS },
 			params: {
 				$$strict: "remove",
 				active: BOOL_STRING,
 				testnet: BOOL_STRING,
 				chainType: { type: "enum", values: [...CHAIN_TYPES], optional: true },
 			},
-			async handler(this: NetworksThis, ctx: Ctx<ListParams>): Promise<NetworkView[]> {
+			async handler(this: NetworksThis, ctx: Ctx<ListParams>): Promise<ListedNetwork[]> {
 				const { models } = appOf(this.broker);
 				const { active, testnet, chainType } = ctx.params;
-				const where: Record<string, unknown> = {};
-				// The spec defines only `active=true` as a filter; `false` lists everything, like omitting it.
-				if (active === "true") where.isActive = true;
-				if (testnet !== undefined) where.isTestnet = testnet === "true";
-				if (chainType !== undefined) where.chainType = chainType;
-				const rows = await models.Network.findAll({ where });
-				// Sorted here, not in SQL: MySQL's and SQLite's collations order names differently.
-				return rows.map(networkView).sort(byName);
+				const [views, watched] = await Promise.all([
+					this.cachedLookup(`list|${active ?? ""}|${testnet ?? ""}|${chainType ?? ""}`, async () => {
+						const where: Record<string, unknown> = {};
+						// The spec defines only `active=true` as a filter; `false` lists everything, like omitting it.
+						if (active === "true") where.isActive = true;
+						if (testnet !== undefined) where.isTestnet = testnet === "true";
+						if (chainType !== undefined) where.chainType = chainType;
+						const rows = await models.Network.findAll({ where });
+						// Sorted here, not in SQL: MySQL's and SQLite's collations order names differently.
+						return rows.map(networkView).sort(byName);
+					}),
+					this.watched.all(),
+				]);
+				return views.map(n => ({ ...n, watched: watched.has(n.id) }));
 			},
 		},
 
@@ -190,14 +212,19 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 		/**
 		 * What a new payment, link or withdrawal targets: an active network that fits the
 		 * organization's mode and an active token of that network. 400 with `errors.networkId` /
-		 * `errors.tokenId` naming what is wrong (codes in docs/networks.md).
+		 * `errors.tokenId` naming what is wrong (codes in docs/networks.md). With `payment` (every
+		 * intent, link, quote and checkout: lib/payments/checkout.ts), a live payment also needs
+		 * a chain watcher following the network (`networkNotWatched`): no live payer is handed an
+		 * address nobody watches. Sandbox payments may use any test network ("Simulate payment").
 		 */
 		resolvePair: {
 			auth: "public",
-			params: { $$strict: "remove", networkId: ID, tokenId: ID, mode: { type: "enum", values: [...ORGANIZATION_MODES] } },
+			params: { $$strict: "remove", networkId: ID, tokenId: ID, mode: { type: "enum", values: [...ORGANIZATION_MODES] }, payment: { type: "boolean", optional: true } },
 			async handler(this: NetworksThis, ctx: Ctx<ResolvePairParams>): Promise<ResolvedPair> {
-				const { networkId, tokenId, mode } = ctx.params;
-				return this.cachedLookup(`pair|${networkId}|${tokenId}|${mode}`, () => this.loadPair(networkId, tokenId, mode));
+				const { networkId, tokenId, mode, payment } = ctx.params;
+				const pair = await this.cachedLookup(`pair|${networkId}|${tokenId}|${mode}`, () => this.loadPair(networkId, tokenId, mode));
+				if (payment && mode === "live" && !(await this.watched.isWatched(pair.network.id))) throw badRequest(NOT_WATCHED_MESSAGE, { networkId: NETWORK_NOT_WATCHED });
+				return pair;
 			},
 		},
 
@@ -251,6 +278,12 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 				await this.clearCache();
 			},
 		},
+		/** A watcher took a network's lease somewhere in the cluster: read the watched networks again. */
+		[WATCHER_LEADS_EVENT]: {
+			handler(this: NetworksThis) {
+				this.watched.invalidate();
+			},
+		},
 	},
 
 	methods: {
@@ -267,6 +300,7 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 
 		async clearCache(this: NetworksThis) {
 			this.lookups.clear();
+			this.watched.invalidate();
 			if (this.broker.cacher) await this.broker.cacher.clean(`${this.name}.**`);
 		},
 
@@ -315,6 +349,8 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 
 	created(this: NetworksThis) {
 		this.lookups = new TtlCache(CACHE_TTL_SECONDS * 1000, LOOKUP_CACHE_MAX_ENTRIES);
+		const { models } = appOf(this.broker);
+		this.watched = new WatchedCache(nowMs => watchedNetworkIds(models, nowMs), { ttlMs: WATCHED_CACHE_MS, missMs: WATCHED_MISS_MS });
 	},
 
 	async started(this: NetworksThis) {

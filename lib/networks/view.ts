@@ -18,6 +18,14 @@ export interface NetworkView {
 	deletedAt: string | null;
 }
 
+/**
+ * A network as GET /payments/networks lists it: the Network plus `watched` (our addition): a chain
+ * watcher follows it now, so live payments on it are accepted (docs/networks.md "Watched").
+ */
+export interface ListedNetwork extends NetworkView {
+	watched: boolean;
+}
+
 export interface TokenView {
 	id: string;
 	networkId: string;

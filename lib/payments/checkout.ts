@@ -28,10 +28,15 @@ const isClientError = (err: unknown) => {
 	return Number.isInteger(code) && code >= 400 && code < 500;
 };
 
-/** networks.resolvePair with its field names moved to the caller's (payerTokenId / payerNetworkId). */
+/**
+ * networks.resolvePair for a payment, with its field names moved to the caller's (payerTokenId /
+ * payerNetworkId). A live payment on a network no chain watcher follows is 400
+ * `networkNotWatched` (docs/payments.md "Watched networks only"): every intent, link, quote and
+ * checkout comes through here.
+ */
 export async function resolvePair(ctx: Context, networkId: string, tokenId: string, mode: OrganizationMode, fields = { networkId: "networkId", tokenId: "tokenId" }): Promise<PayerPair> {
 	try {
-		return (await ctx.call("networks.resolvePair", { networkId, tokenId, mode })) as PayerPair;
+		return (await ctx.call("networks.resolvePair", { networkId, tokenId, mode, payment: true })) as PayerPair;
 	} catch (err) {
 		if (!isClientError(err)) throw err;
 		const data = (err as { data?: { errors?: Record<string, string> } }).data;

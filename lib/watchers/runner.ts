@@ -62,6 +62,8 @@ export interface RunnerDeps {
 	owner: string;
 	/** Lag and head gauges (metrics), when enabled. */
 	onProgress?: (p: { head: number; cursor: number; lag: number }) => void;
+	/** This process took the network's lease (every node then reads again which networks are watched: lib/watchers/watched.ts). */
+	onLead?: () => void;
 	/** This process no longer leads the network (lease lost, or stopped): its gauges go, so only the leader's remain. */
 	onStandby?: () => void;
 	/** Where a step's time went (the watcher bench: bench/watcher-evm.ts); unset in production. */
@@ -167,7 +169,7 @@ export class NetworkWatcher {
 		await this.loop;
 		await this.reporting;
 		if (this.renewTimer) clearInterval(this.renewTimer);
-		if (this.lease) await releaseLease(this.deps.models, this.lease).catch(() => undefined);
+		if (this.lease) await releaseLease(this.deps.models, this.lease, Date.now()).catch(() => undefined);
 		this.lease = null;
 		this.leaseUntil = null;
 		this.status.leader = false;
@@ -220,6 +222,7 @@ export class NetworkWatcher {
 		this.leaseUntil = at + config.leaseMs;
 		this.status.leader = true;
 		logger.info(`Watcher ${owner} leads network ${network.slug} (lease token ${lease.token})`);
+		this.deps.onLead?.();
 		this.renewTimer = setInterval(() => {
 			const held = this.lease;
 			if (!held) return;

@@ -65,9 +65,16 @@ export async function renewLease(models: Models, lease: Lease, leaseMs: number, 
 	return n === 1;
 }
 
-/** Gives the lease up at a graceful stop, so a standby takes over at once. */
-export async function releaseLease(models: Models, lease: Lease): Promise<void> {
-	await models.ChainCursor.update({ leaseOwner: null, leaseUntil: null }, { where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token } });
+/**
+ * Gives the lease up at a graceful stop, so a standby takes over at once. With `nowMs` (a
+ * watcher), the lease is recorded as held until then rather than cleared: its network stays
+ * "watched" through a restart or a rolling update (lib/watchers/watched.ts, WATCHED_GRACE_MS).
+ */
+export async function releaseLease(models: Models, lease: Lease, nowMs?: number): Promise<void> {
+	await models.ChainCursor.update(
+		{ leaseOwner: null, leaseUntil: nowMs === undefined ? null : new Date(nowMs) },
+		{ where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token } },
+	);
 }
 
 export async function loadCursor(models: Models, networkId: string): Promise<ChainCursor | null> {
@@ -189,7 +196,8 @@ export async function rewindForReplay(sequelize: Sequelize, models: Models, netw
 				blockHash: target.hash,
 				recentBlocks: recent,
 				leaseOwner: null,
-				leaseUntil: null,
+				// Free to take at once (no owner), and still "watched" meanwhile (lib/watchers/watched.ts): wall clock, like every lease time.
+				leaseUntil: new Date(),
 				leaseToken: Sequelize.literal("leaseToken + 1") as unknown as number,
 				updatedAt: now,
 			},

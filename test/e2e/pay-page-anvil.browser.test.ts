@@ -7,6 +7,7 @@ import { parseEther } from "ethers";
 import type { Browser } from "playwright-core";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import { until } from "../helpers/until";
 import { launchBrowser } from "../helpers/browser";
 import { TestNode } from "../helpers/harness";
 import { createMerchant, Merchant, PAYMENTS_SERVICES, startPaymentsNode } from "./payments.helpers";
@@ -53,12 +54,18 @@ describe("hosted pay page paid on anvil", () => {
 			body: { amount: "0.25", currency: "eth", payment_method_types: ["crypto"], tokenId: ETH, networkId: NET, return_url: `${SHOP}/return`, description: "Anvil order" },
 		});
 		expect(created.status).toBe(200);
+		// The watcher leads the local chain (its lease) before the page is opened.
+		await until("anvil-local watched", async () => ((await node.http("GET", "/payments/networks", { query: { chainType: "evm", testnet: "true" } })).body as Array<{ id: string; watched: boolean }>).find(n => n.id === NET)?.watched);
 		const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
 		await context.route(`${SHOP}/**`, route => route.fulfill({ status: 200, contentType: "text/html", body: "<h1>Shop</h1>" }));
 		const page = await context.newPage();
 		await page.goto(created.body.paymentLink.link.replace(node.config.publicUrl, node.baseUrl.replace(/\/api\/v1$/, "")));
+		// A real watcher follows the local chain: the banner must not say that nothing moves, nor that only the simulation works.
+		const banner = (await page.locator("#sandbox-banner").textContent()) as string;
+		expect(banner).toBe("Test mode: test coins sent on Anvil (local) are seen on the chain and credited like a real payment, but have no value. “Simulate payment” also completes it.");
 		await page.getByRole("button", { name: "Continue to payment" }).click();
 		const address = (await page.locator("#address").textContent()) as string;
+		expect(await page.locator("#simulation-only").count()).toBe(0);
 		expect(await page.locator("#qr").getAttribute("data-uri")).toBe(`ethereum:${address}@31337?value=${parseEther("0.25")}`);
 		await page.locator("#status", { hasText: "Waiting for your payment" }).waitFor();
 

@@ -63,7 +63,8 @@ describe("hosted pay page in a browser", () => {
 		const csp = res?.headers()["content-security-policy"] || "";
 		expect(csp).toContain("script-src 'self'");
 		expect(csp).not.toContain("unsafe-inline");
-		await expect(page.locator("#sandbox-banner").textContent()).resolves.toMatch(/Test mode/);
+		// No watcher follows Sepolia here: the banner says plainly that only the simulation works.
+		expect(await page.locator("#sandbox-banner").textContent()).toBe("Test mode: no watcher follows Ethereum Sepolia, so coins sent there would never be seen. Only “Simulate payment” works here.");
 		expect(await page.locator("h1").textContent()).toBe("Order 42 — blue T-shirt");
 		expect(await page.locator("#amount").textContent()).toBe("0.5 ETH on Ethereum Sepolia");
 		// The link's own token first, quoted without fees.
@@ -71,6 +72,7 @@ describe("hosted pay page in a browser", () => {
 		expect(await page.locator("#quote-total").textContent()).toBe("0.5 ETH");
 		// Another token on another network: converted and bridged, fees broken down.
 		await page.getByLabel("Pay with").selectOption(IDS.baseSepoliaUsdc);
+		await page.locator("#sandbox-banner", { hasText: "no watcher follows Base Sepolia" }).waitFor();
 		await page.locator("#quote-total", { hasText: "USDC" }).waitFor();
 		expect(await page.locator("#quote-amount").textContent()).toBe("1000 USDC");
 		expect(await page.locator("#quote-bridge").textContent()).toBe("1.5 USDC");
@@ -87,6 +89,7 @@ describe("hosted pay page in a browser", () => {
 		expect(await page.locator("#countdown").textContent()).toMatch(/^(29|30):\d\d$/);
 		expect(await page.locator("#status").textContent()).toBe("Waiting for your payment…");
 		expect(await page.locator("#status").getAttribute("aria-live")).toBe("polite");
+		expect(await page.locator("#simulation-only").textContent()).toBe("Only “Simulate payment” completes this checkout: do not send coins to this address.");
 		// The checkout is in the URL: a reload comes back to it.
 		expect(page.url()).toMatch(/\/pay\/pl_\w+\/checkout\?transaction=[0-9a-f-]{36}/);
 		await page.reload();
@@ -208,7 +211,7 @@ describe("hosted pay page in a browser", () => {
 			expect(await page.locator("html").getAttribute("lang")).toBe("es");
 			expect(await page.locator("#amount").textContent()).toBe("0.5 ETH en Ethereum Sepolia");
 			await page.getByRole("button", { name: "Continuar al pago" }).waitFor();
-			expect(await page.locator("#sandbox-banner").textContent()).toMatch(/Modo de prueba/);
+			expect(await page.locator("#sandbox-banner").textContent()).toMatch(/^Modo de prueba: ningún vigilante de cadena sigue Ethereum Sepolia.*Aquí solo funciona «Simular pago»\.$/);
 			await context.close();
 		}
 	});

@@ -6,6 +6,7 @@
  */
 import { chainParamsFor, codecFor } from "../../lib/chains";
 import { TestNode } from "../helpers/harness";
+import { watchNetworks } from "../helpers/watched";
 import { IDS, intentBody, startPaymentsNode } from "./payments.helpers";
 
 const CREATE_FIELDS = ["amount", "clientSecret", "createdAt", "currency", "id", "paymentLink", "paymentMethodTypes", "returnUrl", "status"];
@@ -40,6 +41,8 @@ describe("payments over HTTP", () => {
 		const lk = await call("POST", `/organizations/${live.id}/api-keys`, { token, body: { name: "live server" } });
 		sandboxKey = { key: sk.body.key, secret: sk.body.secret };
 		liveKey = { key: lk.body.key, secret: lk.body.secret };
+		// Live intents below pay on Ethereum: a live payment needs a watcher following its network (test/helpers/watched.ts).
+		await watchNetworks(node, ["ethereum"]);
 	});
 	afterAll(async () => {
 		await node?.stop();

@@ -7,6 +7,7 @@
 import { chainParamsFor, codecFor } from "../../lib/chains";
 import type { NetworkView } from "../../lib/networks/view";
 import { TestNode } from "../helpers/harness";
+import { watchNetworks } from "../helpers/watched";
 import { createMerchant, IDS, Merchant, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
 
 const LINK_FIELDS = ["amount", "createdAt", "expiresAt", "id", "metadata", "networkId", "slug", "status", "title", "tokenId", "updatedAt", "withdrawalAddresses"];
@@ -59,6 +60,8 @@ describe("links", () => {
 		alice = await createMerchant(node);
 		bob = await createMerchant(node);
 		await setPrices(node, { [IDS.sepoliaEth]: "2000", [IDS.sepoliaUsdc]: "1", [IDS.baseSepoliaUsdc]: "1", [IDS.solanaDevnetSol]: "100", [IDS.bitcoinTestnetBtc]: "50000" });
+		// Live links pay on Ethereum: a live payment needs a watcher following its network (test/helpers/watched.ts).
+		await watchNetworks(node, ["ethereum"]);
 	});
 	afterAll(async () => {
 		await node?.stop();

@@ -9,6 +9,7 @@ import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { createMerchant, IDS, intentBody, Merchant, openCheckout, PAYMENTS_SERVICES, sandboxMerchant, startPaymentsNode } from "../e2e/payments.helpers";
 import { Anvil, freePort, startAnvil } from "../helpers/anvil";
 import { startNode, TestNode } from "../helpers/harness";
+import { watchNetworks } from "../helpers/watched";
 import { until } from "../helpers/until";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -88,6 +89,8 @@ describe("metrics of a payments and webhooks node", () => {
 		});
 		alice = await createMerchant(node);
 		hooked = await sandboxMerchant(node, receiver.url);
+		// The live intent below pays on Ethereum: a live payment needs a watcher following its network (test/helpers/watched.ts).
+		await watchNetworks(node, ["ethereum"]);
 	});
 	afterAll(async () => {
 		await node?.stop();

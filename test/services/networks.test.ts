@@ -8,11 +8,16 @@ import { getAddress } from "ethers";
 import { startNode, TestNode } from "../helpers/harness";
 import { CATALOGUE, CHAIN_TYPES, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { seedCatalogue } from "../../lib/networks/seed";
+import { WATCHED_GRACE_MS } from "../../lib/watchers/watched";
+import { until } from "../helpers/until";
+import { watchNetworks } from "../helpers/watched";
 
 const NETWORK_KEYS = [
 	"blockExplorerUrl", "chainId", "chainType", "createdAt", "deletedAt", "id", "image", "isActive", "isTestnet",
 	"listenerConfig", "name", "publicRpcUrls", "requiredConfirmations", "updatedAt",
 ].sort();
+/** The list adds `watched` (our addition: a chain watcher follows the network; docs/networks.md "Watched"). */
+const LISTED_KEYS = [...NETWORK_KEYS, "watched"].sort();
 const TOKEN_KEYS = ["contractAddress", "createdAt", "decimals", "deletedAt", "id", "image", "isActive", "isNative", "isStablecoin", "name", "networkId", "symbol", "updatedAt"].sort();
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -43,7 +48,7 @@ describe("networks", () => {
 			expect(res.body.map((n: any) => slugOf.get(n.id)).sort()).toEqual(CATALOGUE.map(n => n.slug).sort());
 			for (const n of res.body) {
 				const entry = CATALOGUE.find(c => networkIdFor(c.slug) === n.id)!;
-				expect(Object.keys(n).sort()).toEqual(NETWORK_KEYS);
+				expect(Object.keys(n).sort()).toEqual(LISTED_KEYS);
 				expect(n).toMatchObject({
 					name: entry.name,
 					chainType: entry.chainType,
@@ -56,6 +61,8 @@ describe("networks", () => {
 					requiredConfirmations: entry.requiredConfirmations,
 					image: null,
 					deletedAt: null,
+					// No watcher runs on this node's database.
+					watched: false,
 				});
 				expect(n.createdAt).toMatch(ISO);
 				expect(n.updatedAt).toMatch(ISO);
@@ -158,6 +165,23 @@ describe("networks", () => {
 			const nested = await node.http("GET", "/payments/networks?chainType[a]=evm");
 			expect(nested.status).toBe(400);
 			expect(nested.body.errors).toHaveProperty("chainType");
+		});
+
+		it("says which networks a watcher follows: held lease, a restart's grace, then not", async () => {
+			const watchedIn = async (query?: Record<string, string>) => (await list(query)).body.filter((n: any) => n.watched).map((n: any) => slugOf.get(n.id)).sort();
+			expect(await watchedIn()).toEqual([]);
+			// A watcher takes the lease on Base (what lib/watchers/runner.ts does): listed as watched at once (its broadcast).
+			const [base] = await watchNetworks(node, ["base"]);
+			expect(await watchedIn()).toEqual(["base"]);
+			expect(await watchedIn({ testnet: "true" })).toEqual([]);
+			expect(await watchedIn({ chainType: "evm", testnet: "false" })).toEqual(["base"]);
+			// A graceful stop gives the lease up: still watched (a restart or a standby reads on from the cursor) ...
+			await base.release();
+			await clearCache();
+			expect(await watchedIn()).toEqual(["base"]);
+			// ... until WATCHED_GRACE_MS have passed since it was last held (the row as a minute-old release leaves it).
+			await node.app.models.ChainCursor.update({ leaseUntil: new Date(Date.now() - WATCHED_GRACE_MS - 1_000) }, { where: { networkId: networkIdFor("base") } });
+			await until("Base listed as not watched", async () => (await watchedIn()).length === 0);
 		});
 
 		it("ignores unknown query parameters", async () => {
@@ -420,6 +444,27 @@ describe("networks", () => {
 			});
 			const eth = await resolvePair({ networkId: networkIdFor("anvil-local"), tokenId: tokenIdFor("anvil-local", "ETH"), mode: "sandbox" });
 			expect(eth.network).toMatchObject({ chainId: 31337, isTestnet: true });
+		});
+
+		it("refuses a live payment on a network no watcher follows, and takes it once one does", async () => {
+			const eth = { networkId: networkIdFor("ethereum"), tokenId: tokenIdFor("ethereum", "ETH") };
+			const refused = { code: 400, message: "No chain watcher follows this network: it does not accept live payments", data: { errors: { networkId: "networkNotWatched" } } };
+			await expect(resolvePair({ ...eth, mode: "live", payment: true })).rejects.toMatchObject(refused);
+			// Chain types without any watcher (solana here) are never watched.
+			await expect(resolvePair({ networkId: networkIdFor("solana"), tokenId: tokenIdFor("solana", "SOL"), mode: "live", payment: true })).rejects.toMatchObject(refused);
+			// Not a payment (a withdrawal request's source network): no watcher needed.
+			expect((await resolvePair({ ...eth, mode: "live" })).network.id).toBe(eth.networkId);
+			// Sandbox payments take any test network: "Simulate payment" works without a watcher.
+			expect((await resolvePair({ networkId: networkIdFor("solana-devnet"), tokenId: tokenIdFor("solana-devnet", "SOL"), mode: "sandbox", payment: true })).network.chainType).toBe("solana");
+			const [lease] = await watchNetworks(node, ["ethereum"]);
+			try {
+				expect((await resolvePair({ ...eth, mode: "live", payment: true })).network.id).toBe(eth.networkId);
+			} finally {
+				await lease.release();
+				await node.app.models.ChainCursor.update({ leaseUntil: new Date(Date.now() - WATCHED_GRACE_MS - 1_000) }, { where: { networkId: eth.networkId } });
+				await clearCache();
+			}
+			await expect(resolvePair({ ...eth, mode: "live", payment: true })).rejects.toMatchObject(refused);
 		});
 
 		it("validates its parameters", async () => {

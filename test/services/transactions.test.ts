@@ -5,6 +5,7 @@
  */
 import type { Context } from "moleculer";
 import { TestNode } from "../helpers/harness";
+import { watchNetworks } from "../helpers/watched";
 import { createMerchant, IDS, intentBody, Merchant, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
 import type { CreditResult } from "../../services/transactions.service";
 
@@ -58,6 +59,8 @@ describe("transactions", () => {
 		alice = await createMerchant(node);
 		bob = await createMerchant(node);
 		await setPrices(node, { [IDS.sepoliaEth]: "2000", [IDS.sepoliaUsdc]: "1", [IDS.baseSepoliaUsdc]: "1" });
+		// The live checkout below pays on Ethereum: a live payment needs a watcher following its network (test/helpers/watched.ts).
+		await watchNetworks(node, ["ethereum"]);
 	});
 	afterAll(async () => {
 		await node?.stop();

@@ -2,7 +2,10 @@
 export type Lang = "en" | "es";
 
 const EN = {
-	testMode: "Test mode: no real money moves. Use “Simulate payment” to try the flow.",
+	// Sandbox banner, by whether a watcher follows the network (on a local or test chain with a watcher, coins really move on that chain).
+	testMode: "Test mode: test coins sent on {network} are seen on the chain and credited like a real payment, but have no value. “Simulate payment” also completes it.",
+	testModeSimulated: "Test mode: no watcher follows {network}, so coins sent there would never be seen. Only “Simulate payment” works here.",
+	simulationOnly: "Only “Simulate payment” completes this checkout: do not send coins to this address.",
 	payWith: "Pay with",
 	onNetwork: "{token} on {network}",
 	amount: "Amount",
@@ -44,7 +47,9 @@ const EN = {
 export type Key = keyof typeof EN;
 
 const ES: Record<Key, string> = {
-	testMode: "Modo de prueba: no se mueve dinero real. Usa «Simular pago» para probar el flujo.",
+	testMode: "Modo de prueba: las monedas de prueba enviadas en {network} se ven en la cadena y se acreditan como un pago real, pero no tienen valor. «Simular pago» también lo completa.",
+	testModeSimulated: "Modo de prueba: ningún vigilante de cadena sigue {network}, así que las monedas enviadas allí nunca se verían. Aquí solo funciona «Simular pago».",
+	simulationOnly: "Solo «Simular pago» completa este pago: no envíes monedas a esta dirección.",
 	payWith: "Pagar con",
 	onNetwork: "{token} en {network}",
 	amount: "Importe",

@@ -77,9 +77,21 @@ const linkOption = optionOf(page.link.tokenId);
 // --- Frame: banner, merchant, amount; `body` is what changes below it.
 const status = h("p", { id: "status", role: "status", "aria-live": "polite", class: "status" });
 const body = h("div", { id: "body" });
+const banner = page.sandbox ? h("p", { class: "banner", role: "note", id: "sandbox-banner" }) : null;
+/**
+ * The sandbox banner for the network being paid on: where a watcher follows it (a test chain, the
+ * local dev chain), test coins really move and are credited; elsewhere only the simulation works.
+ */
+function showBanner(o: PayOption): void {
+	if (banner) banner.textContent = t(o.watched ? "testMode" : "testModeSimulated", { network: o.networkName });
+}
+/** The plain "only simulation works here" note of a sandbox checkout on an unwatched network (none otherwise). */
+const simulationOnly = (o: PayOption): Node[] => (page.sandbox && !o.watched ? [h("p", { class: "banner", role: "note", id: "simulation-only" }, t("simulationOnly"))] : []);
+
 function frame(): void {
+	showBanner(linkOption);
 	const parts: Child[] = [
-		page.sandbox ? h("p", { class: "banner", role: "note", id: "sandbox-banner" }, t("testMode")) : null,
+		banner,
 		h("h1", { id: "title" }, page.link.title),
 		h("p", { class: "amount", id: "amount" }, `${trimAmount(page.link.amount)} ${t("onNetwork", { token: linkOption.symbol, network: linkOption.networkName })}`),
 		page.description ? h("p", { class: "muted", id: "description" }, page.description) : null,
@@ -129,7 +141,10 @@ function chooser(): void {
 			quoteBox.replaceChildren(h("dd", { class: "error", role: "alert" }, t("error", { error: (err as Error).message })));
 		}
 	};
-	select.addEventListener("change", () => void requote());
+	select.addEventListener("change", () => {
+		showBanner(optionOf(select.value));
+		void requote();
+	});
 	support.addEventListener("change", () => void requote());
 	go.addEventListener("click", () => void startCheckout(optionOf(select.value), support.value, go));
 	body.replaceChildren(
@@ -257,7 +272,9 @@ function paymentView(s: StatusPayload): void {
 		});
 		actions.append(b);
 	}
+	showBanner(o);
 	body.replaceChildren(
+		...simulationOnly(o),
 		h("p", { class: "due", id: "due" }, t("sendExactly", { amount: trimAmount(s.amountDue), token: o.symbol, network: o.networkName })),
 		h("div", { class: "qr" }, qrSvg(uri, t("qrLabel", { address: tx.depositAddress }))),
 		h("p", { class: "label", id: "address-label" }, t("depositAddress")),

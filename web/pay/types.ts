@@ -10,4 +10,6 @@ export interface PayOption {
 	networkName: string;
 	chainType: string;
 	chainId: number;
+	/** A chain watcher follows the network: a payment sent there is seen. Sandbox only offers unwatched ones (simulation only). */
+	watched: boolean;
 }
