@@ -104,6 +104,7 @@ interface NetworksMethods {
 type NetworksThis = Service<{ rest: string }> & NetworksVars & NetworksMethods;
 
 const BOOL_STRING = { type: "enum", values: ["true", "false"], optional: true } as const;
+const LIST_PARAMS = { $$strict: "remove", active: BOOL_STRING, testnet: BOOL_STRING, chainType: { type: "enum", values: [...CHAIN_TYPES], optional: true } } as const;
 /** Ids arrive from clients and other services; any string that is not a UUID is simply "not found". */
 const ID = { type: "string" } as const;
 
@@ -133,35 +134,35 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 
 	actions: {
 		/**
-		 * The catalogue rows are cached in this node's memory (60 s, cleared with the catalogue);
-		 * `watched` is added per call from the watched cache (seconds), so it is never 60 s stale.
+		 * The catalogue rows come from `rows` (cached 60 s like every catalogue read); `watched` is
+		 * added per call from the watched cache (seconds), so it is never 60 s stale.
 		 */
 		list: {
 			rest: "GET /payments/networks",
 			auth: "public",
-			params: {
-				$$strict: "remove",
-				active: BOOL_STRING,
-				testnet: BOOL_STRING,
-				chainType: { type: "enum", values: [...CHAIN_TYPES], optional: true },
-			},
+			params: LIST_PARAMS,
 			async handler(this: NetworksThis, ctx: Ctx<ListParams>): Promise<ListedNetwork[]> {
+				const [views, watched] = await Promise.all([ctx.call("networks.rows", ctx.params) as Promise<NetworkView[]>, this.watched.all()]);
+				return views.map(n => ({ ...n, watched: watched.has(n.id) }));
+			},
+		},
+
+		/** The list's networks without `watched` (cached: the cacher may share the objects, never change them). Internal: no route. */
+		rows: {
+			visibility: "public",
+			cache: { keys: ["active", "testnet", "chainType"], ttl: CACHE_TTL_SECONDS },
+			params: LIST_PARAMS,
+			async handler(this: NetworksThis, ctx: Ctx<ListParams>): Promise<NetworkView[]> {
 				const { models } = appOf(this.broker);
 				const { active, testnet, chainType } = ctx.params;
-				const [views, watched] = await Promise.all([
-					this.cachedLookup(`list|${active ?? ""}|${testnet ?? ""}|${chainType ?? ""}`, async () => {
-						const where: Record<string, unknown> = {};
-						// The spec defines only `active=true` as a filter; `false` lists everything, like omitting it.
-						if (active === "true") where.isActive = true;
-						if (testnet !== undefined) where.isTestnet = testnet === "true";
-						if (chainType !== undefined) where.chainType = chainType;
-						const rows = await models.Network.findAll({ where });
-						// Sorted here, not in SQL: MySQL's and SQLite's collations order names differently.
-						return rows.map(networkView).sort(byName);
-					}),
-					this.watched.all(),
-				]);
-				return views.map(n => ({ ...n, watched: watched.has(n.id) }));
+				const where: Record<string, unknown> = {};
+				// The spec defines only `active=true` as a filter; `false` lists everything, like omitting it.
+				if (active === "true") where.isActive = true;
+				if (testnet !== undefined) where.isTestnet = testnet === "true";
+				if (chainType !== undefined) where.chainType = chainType;
+				const rows = await models.Network.findAll({ where });
+				// Sorted here, not in SQL: MySQL's and SQLite's collations order names differently.
+				return rows.map(networkView).sort(byName);
 			},
 		},
 
