@@ -117,6 +117,9 @@ describe("live payments only on watched networks", () => {
 
 		const checkout = await core.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
 		expect(checkout.status).toBe(201);
+		// Moving an open checkout to an unwatched network would hand out a new address there: refused too.
+		expectNotWatched(await core.http("PATCH", `/payments/transactions/${checkout.body.id}/payer`, { body: payer }), "payerNetworkId");
+		expect((await core.http("GET", `/payments/transactions/${checkout.body.id}`)).body).toMatchObject({ payerNetworkId: BASE, depositAddress: checkout.body.depositAddress });
 		await (await anvil.accounts[2].sendTransaction({ to: checkout.body.depositAddress, value: parseEther("0.01") })).wait();
 		await until("the live payment completed", async () => (await core.http("GET", `/payment_intents/${intent.body.id}`, { key: merchant.liveKey })).body.status === "succeeded");
 		expect((await core.http("GET", `/payments/transactions/${checkout.body.id}`)).body).toMatchObject({ status: "completed", amountReceived: "0.01" });
