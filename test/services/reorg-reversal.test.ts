@@ -163,6 +163,30 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 		expect(credits.map(r => [r.amount, r.reversals, r.reversedAt])).toEqual([["2", 1, null]]);
 	});
 
+	it("takes out of the ledger only what was in it: a transfer that arrived after the ledger credit is reversed on the checkout alone", async () => {
+		const { orgId, key } = await merchant();
+		const c = await payAndSettle(key, "1", 5);
+		await until("ledger credit", async () => (await balance(orgId)).available === "1");
+		await anvil.mine(2); // the settling payment stays below any depth-2 reorg
+		// An over-payment after settlement: on the checkout, never in the ledger (docs/withdrawals.md "Feed").
+		await (token.connect(anvil.accounts[5]) as Contract).transfer(c.address, parseUnits("0.5", 6));
+		await anvil.mine(1);
+		await until("late funds", async () => (await getTx(c.txId)).amountReceived === "1.5");
+		await anvil.mine(1);
+		const paidAt = await anvil.blockNumber();
+		await until("watcher at the head", async () => (await cursor()) >= paidAt);
+		await anvil.reorg(2);
+		const tx = await until("reversed", async () => {
+			const t = await getTx(c.txId);
+			return t.amountReversed === "0.5" ? t : null;
+		});
+		expect(tx).toMatchObject({ status: "completed", amountReceived: "1", overpaidAmount: "0" });
+		// The ledger held 1 (what the chain still holds): nothing to take away.
+		expect(await entries(orgId)).toEqual([["credit", "1"]]);
+		const onChain = (await (token.connect(anvil.provider) as Contract).balanceOf(c.address)) as bigint;
+		expect(parseUnits((await balance(orgId)).balance, 6)).toBe(onChain);
+	});
+
 	it("a revert of the old block heard after the credit from the new block reverses nothing", async () => {
 		const { orgId, key } = await merchant();
 		const c = await payAndSettle(key, "3", 4);
