@@ -18,9 +18,7 @@ import { uuid } from "../ids";
 import { money, MoneyValue, normalizeDecimal, toAmountString } from "../money";
 import type { OrganizationMode } from "../networks/mode";
 import { sumAmounts } from "./ledger";
-import { lockAccount, NewEntry } from "./store";
-
-export const REVERSAL_REF_TYPE = "transaction_credit";
+import { lockAccount, NewEntry, REVERSAL_REF_TYPE } from "./store";
 
 /** What the ledger needs of a settled checkout (transactions.settledSince's rows, or the locked checkout). */
 export interface SettledCheckout {

@@ -13,8 +13,8 @@ import type { LedgerEntry } from "../../models/withdrawal.model";
 import { FUNDS_SWEEP_KINDS } from "../../models/sweep.model";
 import { accountBalance, accountKey, AccountBalance, KindSum, LedgerKind } from "./ledger";
 
-/** lib/withdrawals/reversals.ts's refType (`<transactionId>:<creditId>:<generation>`); not imported: that module imports this one. */
-const REVERSAL_REF_TYPE = "transaction_credit";
+/** refType of reversal / recredit entries (lib/withdrawals/reversals.ts), refId `<transactionId>:<creditId>:<generation>`: the checkout's id comes first. */
+export const REVERSAL_REF_TYPE = "transaction_credit";
 
 export interface Account {
 	organizationId: string;
