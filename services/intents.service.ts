@@ -150,6 +150,8 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 					if (types.some(t => t !== "crypto")) throw badRequest("Only the crypto payment method is supported", { payment_method_types: "unsupported" });
 					const metadata = checkMetadata(p.metadata, "metadata");
 					const withdrawalAddresses = checkWithdrawalAddresses(p.withdrawal_addresses, org.mode, "withdrawal_addresses");
+					// Where the money goes is the managers' choice (an empty object means the settings: anyone).
+					if (withdrawalAddresses) await this.requireManager(ctx, org.id);
 					const expiresAt = checkExpiry(p.expires_at, clock.now(), "expires_at");
 					const pair = await resolvePair(ctx, p.networkId, p.tokenId, org.mode);
 					const priced = await this.price(ctx, pair.token, p.amount, p.currency, { amount: "amount", currency: "currency" });
@@ -295,6 +297,8 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 				if (!canTransition(current.status, "update")) throw transitionError(current.status, "update");
 				const metadata = p.metadata !== undefined ? checkMetadata(p.metadata, "metadata") : undefined;
 				const withdrawal = p.withdrawal_addresses !== undefined ? checkWithdrawalAddresses(p.withdrawal_addresses, org.mode, "withdrawal_addresses") : undefined;
+				// Changing where the money goes, clearing included, is the managers' choice.
+				if (withdrawal !== undefined) await this.requireManager(ctx, org.id);
 				let priced: Priced | null = null;
 				if (p.amount !== undefined || p.currency !== undefined) {
 					const token = (await ctx.call("networks.getToken", { id: current.tokenId })) as TokenView;

@@ -16,7 +16,7 @@ import type { AuthApiKey, AuthMeta } from "../lib/meta";
 import { announceKeysChanged } from "../lib/keys/announce";
 import { generateKeyPair, isWellFormedPair, keyPrefixOf, last4Of } from "../lib/keys/format";
 import { WEBHOOK_URL_MAX_LENGTH, WebhookTarget, webhookUrlProblem } from "../lib/keys/webhook-url";
-import { OrgScopeMixin, OrgScopeMethods } from "../mixins/org-scope.mixin";
+import { MANAGERS, OrgScopeMixin, OrgScopeMethods } from "../mixins/org-scope.mixin";
 import type { ApiKey } from "../models/api-key.model";
 import type { MembershipRole } from "../models/organization.model";
 
@@ -56,7 +56,6 @@ interface KeysMethods extends OrgScopeMethods {
 
 type KeysThis = Service<{ rest: string }> & KeysMethods;
 
-const MANAGERS: MembershipRole[] = ["owner", "admin"];
 /**
  * Active keys an organization may hold. Rate limits count per key (and per organization, see
  * docs/gateway.md), so keys are not free budget; 20 covers a key per shop or environment.

@@ -159,6 +159,8 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 					const p = ctx.params;
 					const metadata = checkMetadata(p.metadata, "metadata");
 					const withdrawalAddresses = checkWithdrawalAddresses(p.withdrawalAddresses, org.mode, "withdrawalAddresses");
+					// Where the money goes is the managers' choice (an empty object means the settings: anyone).
+					if (withdrawalAddresses) await this.requireManager(ctx, org.id);
 					const expiresAt = checkExpiry(p.expiresAt, clock.now(), "expiresAt");
 					const pair = await resolvePair(ctx, p.networkId, p.tokenId, org.mode);
 					const amount = checkTokenAmount(p.amount, pair.token.decimals, "amount");
@@ -275,6 +277,8 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 				patchedLinkStatus(current, { status: p.status, expiresAt }, clock.now());
 				const metadata = p.metadata !== undefined ? checkMetadata(p.metadata, "metadata") : undefined;
 				const withdrawal = p.withdrawalAddresses !== undefined ? checkWithdrawalAddresses(p.withdrawalAddresses, current.mode, "withdrawalAddresses") : undefined;
+				// Changing where the money goes, clearing included, is the managers' choice.
+				if (withdrawal !== undefined) await this.requireManager(ctx, current.organizationId);
 				let price: { amount: string; token: TokenView; networkId: string } | null = null;
 				if (p.amount !== undefined || p.tokenId !== undefined || p.networkId !== undefined) {
 					const pair = await resolvePair(ctx, p.networkId ?? current.networkId, p.tokenId ?? current.tokenId, current.mode);

@@ -29,8 +29,7 @@ import { LedgerKind, RECORDABLE_KINDS, signProblem, summaryTotals, tokenTotals, 
 import { appendEntry, balanceOf, creditedTransactions, isAccountRace, kindSums, lockAccount } from "../lib/withdrawals/store";
 import type { WithdrawalsConfig } from "../lib/withdrawals/config";
 import { checkoutCreditEntry } from "../lib/withdrawals/reversals";
-import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
-import type { MembershipRole } from "../models/organization.model";
+import { MANAGERS, OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { LedgerEntry, WithdrawalRequest, WithdrawalSettings } from "../models/withdrawal.model";
 import type { CheckoutRouteFacts, SettledTransaction } from "./transactions.service";
 import { bridgeRoute, BridgeRoute } from "../lib/withdrawals/bridge-route";
@@ -46,8 +45,6 @@ registerTranslations("es", {
 
 type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
 
-/** Changing where money goes, or asking for it, is for the organization's managers. */
-const MANAGERS: MembershipRole[] = ["owner", "admin"];
 const ID = { type: "string", max: 100 } as const;
 const FEED_CURSOR = "transactions";
 
