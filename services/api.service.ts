@@ -88,6 +88,7 @@ interface GatewayMethods {
 	payNotFound(req: GatewayRequest, res: ServerResponse): Promise<void>;
 	debugSentry(req: GatewayRequest, res: ServerResponse): Promise<void>;
 	regenerateAutoAliases(route: unknown): void;
+	openPort(): Promise<void>;
 }
 
 type GatewayThis = Service<Record<string, any>> & GatewayVars & GatewayMethods;
@@ -199,6 +200,9 @@ const ApiService: GatewaySchema = {
 	mixins: [ApiGateway],
 
 	settings: {
+		// The gateway opens its port itself once every local service has started (openPort below);
+		// moleculer-web would listen in its own `started`, before the others were registered.
+		server: false,
 		port: 3000,
 		ip: "0.0.0.0",
 		// No per-request logging unless LOG_REQUESTS=true (merged() below); never params, bodies or headers.
@@ -364,16 +368,6 @@ const ApiService: GatewaySchema = {
 
 	events: {
 		/**
-		 * moleculer-web builds the routes 0.5 s after services change (debounced). Services started
-		 * with this node are all registered now: build at once, so the node answers its routes from
-		 * the moment it has started instead of 404 for half a second.
-		 */
-		"$broker.started"(this: GatewayThis) {
-			for (const route of (this as unknown as { routes: Array<{ opts: { autoAliases?: boolean } }> }).routes) {
-				if (route.opts.autoAliases) (this as unknown as { regenerateAutoAliases(r: unknown): void }).regenerateAutoAliases(route);
-			}
-		},
-		/**
 		 * Logout, refresh-token reuse, password change, account deletion: `{ sessionIds }` (or
 		 * `{ userId }` alone, which drops every cached session). Ended sessions never come back,
 		 * so they are remembered as ended rather than forgotten.
@@ -395,6 +389,32 @@ const ApiService: GatewaySchema = {
 	},
 
 	methods: {
+		/**
+		 * Opens the port once the node is ready (docs/gateway.md "Start-up"): every local service has
+		 * started and is registered, so the routes are built from all of them first and no request
+		 * meets a route table still missing them (404 "Not Found" for a real route). Until then the
+		 * port is closed: a client's connection is refused, which every client and probe reads as
+		 * "not up yet". A port that cannot be opened fails the start.
+		 */
+		async openPort(this: GatewayThis) {
+			if (this.server.listening) return;
+			// moleculer-web would build them 0.5 s after the last change (debounced): at once instead.
+			for (const route of (this as unknown as { routes: Array<{ opts: { autoAliases?: boolean } }> }).routes) {
+				if (route.opts.autoAliases) this.regenerateAutoAliases(route);
+			}
+			const { port, ip } = this.settings as { port: number; ip: string };
+			await new Promise<void>((resolve, reject) => {
+				const failed = (err: Error) => reject(err);
+				this.server.once("error", failed);
+				this.server.listen(port, ip, () => {
+					this.server.off("error", failed);
+					resolve();
+				});
+			});
+			const addr = this.server.address();
+			this.logger.info(`API Gateway listening on http://${typeof addr === "object" && addr ? `${addr.address}:${addr.port}` : String(addr)}`);
+		},
+
 		/**
 		 * GET /api/debug-sentry: where error tracking is configured, an error thrown on purpose (a
 		 * 500, reported like any other); else 404. Limited per IP, as it costs an event each time.
@@ -830,6 +850,17 @@ const ApiService: GatewaySchema = {
 
 	created(this: GatewayThis) {
 		const app = appOf(this.broker);
+		(this as unknown as { createServer(): void }).createServer();
+		this.server.on("error", err => this.logger.error("Server error:", err.message));
+		// The broker's `started` hook runs after every local service's `started` (and after the
+		// transporter announced them): the moment the node is ready. A gateway created on a broker
+		// that has already started opens in its own `started` instead.
+		this.broker.middlewares.add({
+			name: "GatewayPort",
+			started: async () => {
+				if (this.broker.services.includes(this)) await this.openPort();
+			},
+		});
 		this.limiter = new GatewayRateLimiter({
 			mode: app.config.rateLimit,
 			redis: app.redis,
@@ -858,10 +889,15 @@ const ApiService: GatewaySchema = {
 		});
 	},
 
+	started(this: GatewayThis) {
+		if (this.broker.started) return this.openPort();
+	},
+
 	/** Open event streams would hold the HTTP server's close: they end first (the page reconnects elsewhere). */
-	stopped(this: GatewayThis) {
+	async stopped(this: GatewayThis) {
 		for (const res of this.payStreams) if (!res.writableEnded) res.end();
 		this.payStreams.clear();
+		if (this.server.listening) await new Promise<void>((resolve, reject) => this.server.close(err => (err ? reject(err) : resolve())));
 	},
 };
 

@@ -73,6 +73,8 @@ export interface StartOptions {
 	via?: { database?: (url: string) => string; redis?: (url: string) => string };
 	/** Collects the node's log lines (level `info` and above) here, besides the console. */
 	logs?: LogLine[];
+	/** Runs on the created broker before it starts (e.g. to add a service of the test's own). */
+	beforeStart?: (broker: ServiceBroker) => void;
 }
 
 export interface LogLine {
@@ -182,6 +184,7 @@ export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 		nodeID: opts.nodeID || `test-${crypto.randomBytes(3).toString("hex")}`,
 		extraLogger: opts.logs ? new CapturingLogger(opts.logs) : undefined,
 	});
+	opts.beforeStart?.(broker);
 	await broker.start();
 	const api = broker.getLocalService("api") as unknown as { server?: { address(): { port: number } } } | undefined;
 	const port = api?.server ? api.server.address().port : 0;
