@@ -314,7 +314,9 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 							);
 						}
 						const settleable = canSettleLink(link.status) && (!intent || canTransition(intent.status, "settle"));
-						const out = applyCredit({ status: tx.status, amountReceived: tx.amountReceived, totalAmount: tx.totalAmount, amount: p.amount, counted, settleable });
+						// A re-mined transfer counts what its credit (and its reversal) counted.
+						const amount = recredit ? recredit.amount : p.amount;
+						const out = applyCredit({ status: tx.status, amountReceived: tx.amountReceived, totalAmount: tx.totalAmount, amount, counted, settleable });
 						tx.status = out.status;
 						tx.amountReceived = out.amountReceived;
 						tx.overpaidAmount = out.overpaidAmount;
