@@ -221,6 +221,10 @@ describe("withdrawals", () => {
 			expect([live.status, live.body.errors]).toEqual([400, { sourceNetworkId: "networkNotAllowedForMode" }]);
 			const bridge = await call("POST", "/withdrawals/requests", { token: alice.token, body: body({ destinationNetworkId: IDS.baseSepolia }) });
 			expect([bridge.status, bridge.body.errors]).toEqual([400, { destinationNetworkId: "bridgeRequired" }]);
+			// Strategy 2 to another network: valid, but no sweeper bridges a request, so it is refused now, not failed later.
+			const crossNetwork = await call("POST", "/withdrawals/requests", { token: alice.token, body: body({ destinationNetworkId: IDS.baseSepolia, strategy: 2 }) });
+			expect(crossNetwork.status).toBe(400);
+			expect(crossNetwork.body).toMatchObject({ statusCode: 400, error: "Bad Request", errors: { destinationNetworkId: "bridgeNotSupported" } });
 			const decimals = await call("POST", "/withdrawals/requests", { token: alice.token, body: body({ amount: "-1" }) });
 			expect(decimals.status).toBe(400);
 			// An organization with nothing in the ledger has nothing available.
