@@ -283,6 +283,17 @@ export interface BatchTokenSweepParams {
 	gasLimit: bigint;
 }
 
+/**
+ * The chain id an EIP-7702 authorization is signed for. Chain id 0 means "valid on every chain":
+ * a deposit key's delegation signed with it could be replayed on any chain where that address
+ * holds funds, so only a positive chain id is ever signed.
+ */
+export function authorizationChainId(chainId: number | bigint): bigint {
+	const id = typeof chainId === "bigint" ? chainId : Number.isSafeInteger(chainId) ? BigInt(chainId) : null;
+	if (id === null || id <= 0n) throw new Error(`evm-sweep: refusing to sign an EIP-7702 authorization for chain id ${String(chainId)} (it must be a positive integer; 0 would be valid on every chain)`);
+	return id;
+}
+
 /** The batcher call and the authorizations of the deposits not yet delegated (checked: each key is its address's). */
 async function batchParts(p: Omit<BatchTokenSweepParams, "sweeperKey" | "nonce" | "fees" | "gasLimit">) {
 	if (p.deposits.length === 0) throw new Error("evm-sweep: a batch needs at least one deposit address");
@@ -296,7 +307,7 @@ async function batchParts(p: Omit<BatchTokenSweepParams, "sweeperKey" | "nonce" 
 		const wallet = walletOf(d.key);
 		if (wallet.address !== address) throw new Error(`evm-sweep: the key given for ${address} is not that address's key`);
 		// authorizeSync: chainId and nonce given, so no provider is asked for them.
-		authorizationList.push(wallet.authorizeSync({ address: getAddress(p.delegate), nonce: d.authorizationNonce, chainId: BigInt(p.chainId) }));
+		authorizationList.push(wallet.authorizeSync({ address: getAddress(p.delegate), nonce: d.authorizationNonce, chainId: authorizationChainId(p.chainId) }));
 	}
 	const data = sweepBatcherInterface.encodeFunctionData("sweep", [getAddress(p.token), getAddress(p.to), p.deposits.map(d => getAddress(d.address))]);
 	return { data, authorizationList };

@@ -54,6 +54,32 @@ describe("bumpFees", () => {
 	});
 });
 
+describe("EIP-7702 authorizations", () => {
+	const key = `0x${"11".repeat(32)}`;
+	const deposit = { key, address: new Wallet(key).address, authorizationNonce: 0 };
+	const batch = (chainId: number | bigint) => ({
+		chainId,
+		sweeperKey: `0x${"22".repeat(32)}`,
+		nonce: 0,
+		batcher: getAddress(`0x${"33".repeat(20)}`),
+		delegate: getAddress(`0x${"44".repeat(20)}`),
+		token: getAddress(`0x${"55".repeat(20)}`),
+		to: getAddress(`0x${"66".repeat(20)}`),
+		deposits: [deposit],
+		fees: { maxFeePerGas: 2n, maxPriorityFeePerGas: 1n },
+		gasLimit: 500_000n,
+	});
+
+	it("are never signed for chain id 0 (valid on every chain) or below", async () => {
+		for (const chainId of [0, 0n, -1, -1n, 1.5]) {
+			await expect(signBatchTokenSweep(batch(chainId))).rejects.toThrow(/refusing to sign an EIP-7702 authorization for chain id/);
+		}
+		// A positive chain id is signed.
+		const signed = await signBatchTokenSweep(batch(31337));
+		expect(signed.hash).toMatch(/^0x[0-9a-f]{64}$/);
+	});
+});
+
 describe("fee and value maths", () => {
 	const fees: Fees = { maxFeePerGas: 10n * GWEI, maxPriorityFeePerGas: GWEI };
 
