@@ -9,6 +9,7 @@ import type { AppConfig } from "./lib/config";
 import { int, list } from "./lib/env";
 import { RedisCacher } from "./lib/redis";
 import { KafkaJsTransporter, kafkaOptionsFromEnv } from "./lib/kafkajs-transporter";
+import { NatsTransporter, natsAuthenticated, natsOptionsFromEnv } from "./lib/nats-transporter";
 
 function tcpPort(value: string | undefined): number | undefined {
 	// Unset: Moleculer picks a free one.
@@ -33,7 +34,28 @@ export function transporterOption(config: AppConfig, env: NodeJS.ProcessEnv = pr
 		// Ours on kafkajs, not Moleculer's (which needs @platformatic/kafka); KAFKA_* tune it.
 		return new KafkaJsTransporter(kafkaOptionsFromEnv(url, env)) as unknown as BrokerOptions["transporter"];
 	}
-	return url as BrokerOptions["transporter"]; // nats://, redis://, amqp://: Moleculer's own transporters.
+	if (isNats(url)) {
+		// Moleculer's, given decoded credentials and TLS from NATS_* (lib/nats-transporter.ts).
+		return new NatsTransporter(natsOptionsFromEnv(url, env)) as unknown as BrokerOptions["transporter"];
+	}
+	return url as BrokerOptions["transporter"]; // redis://, amqp://: Moleculer's own transporters.
+}
+
+const isNats = (url: string) => url.startsWith("nats://") || url.startsWith("tls://");
+
+/**
+ * Production warnings about the transporter: whoever reaches it can call the internal money actions
+ * (docs/deployment.md "Security"), so one that asks nodes for no credentials is said at start.
+ * TCP in production is refused by the configuration itself (lib/config.ts).
+ */
+export function transporterWarnings(config: AppConfig, env: NodeJS.ProcessEnv = process.env): string[] {
+	const url = config.transporter;
+	if (config.env !== "production" || !url) return [];
+	const risk = "any process that reaches it can call the internal money actions (docs/deployment.md \"Security\")";
+	if (isNats(url) && !natsAuthenticated(natsOptionsFromEnv(url, env))) return [`The NATS transporter has no credentials (NATS_USER/NATS_PASSWORD, NATS_TOKEN): ${risk}`];
+	if (url.startsWith("kafka://") && !kafkaOptionsFromEnv(url, env).sasl) return [`The Kafka transporter has no SASL credentials (KAFKA_SASL_MECHANISM): ${risk}`];
+	if (url.startsWith("redis://") || url.startsWith("amqp://")) return [`The ${url.split(":")[0]} transporter's credentials and TLS are not checked here: ${risk}`];
+	return [];
 }
 
 /** `redis`: the node's connection (lib/redis.ts), which the cache shares when `REDIS_URL` is set. */

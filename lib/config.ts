@@ -229,6 +229,21 @@ export function processEnvironment(processEnv: Env = process.env, dotEnvFile?: s
 	return { ...readDotEnv(dotEnvFile), ...processEnv };
 }
 
+/**
+ * TRANSPORTER as given. Moleculer's TCP transporter has no authentication and no encryption, and
+ * whoever reaches a node's TCP port can call the internal money actions; production refuses it
+ * unless TCP_ALLOW_INSECURE=true says the nodes share a private network nothing else reaches
+ * (docs/deployment.md "Security").
+ */
+function transporterUrl(env: Env, production: boolean): string | null {
+	const url = env.TRANSPORTER?.trim() || null;
+	const tcp = url === "tcp" || !!url?.startsWith("tcp://");
+	if (tcp && production && !bool("TCP_ALLOW_INSECURE", env.TCP_ALLOW_INSECURE, false)) {
+		throw new Error("Configuration: TRANSPORTER=tcp has no authentication or encryption and is refused in production; use NATS or Kafka with credentials and TLS, or set TCP_ALLOW_INSECURE=true if every node is on a private network nothing else reaches");
+	}
+	return url;
+}
+
 export function loadConfig(envIn: Env = processEnvironment()): AppConfig {
 	const env = envIn;
 	const nodeEnv = env.NODE_ENV === "production" ? "production" : env.NODE_ENV === "test" ? "test" : "development";
@@ -250,7 +265,7 @@ export function loadConfig(envIn: Env = processEnvironment()): AppConfig {
 		dataDir,
 		databaseUrl: env.DATABASE_URL || `sqlite:${path.join(dataDir, "gateway.sqlite")}`,
 		redisUrl,
-		transporter: env.TRANSPORTER || null,
+		transporter: transporterUrl(env, production),
 		services: env.SERVICES ? list(env.SERVICES) : null,
 		publicUrl: httpUrl("PUBLIC_URL", env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
 		secrets: resolveSecrets(env, dataDir, production),

@@ -147,17 +147,24 @@ export function kafkaOptionsFromEnv(url: string, env: Env): KafkaJsTransporterOp
 	const opts: KafkaJsTransporterOptions = { brokers: parseKafkaBrokers(url), topics: {}, consumer: {} };
 	if (env.KAFKA_CLIENT_ID) opts.clientId = env.KAFKA_CLIENT_ID;
 
-	if (env.KAFKA_SSL_CA_FILE) {
-		let ca: Buffer;
+	// TLS: the brokers' CA (KAFKA_SSL_CA_FILE), a client certificate for brokers that verify clients
+	// (KAFKA_SSL_CERT_FILE + KAFKA_SSL_KEY_FILE), or system CAs (KAFKA_SSL). Any of them turns TLS on.
+	const readPem = (name: string, file: string): Buffer => {
 		try {
-			ca = fs.readFileSync(env.KAFKA_SSL_CA_FILE);
+			return fs.readFileSync(file);
 		} catch {
-			throw new Error(`Configuration: KAFKA_SSL_CA_FILE ${env.KAFKA_SSL_CA_FILE} cannot be read`);
+			throw new Error(`Configuration: ${name} ${file} cannot be read`);
 		}
-		opts.ssl = { ca: [ca] };
-	} else if (bool("KAFKA_SSL", env.KAFKA_SSL, false)) {
-		opts.ssl = true;
+	};
+	if (!!env.KAFKA_SSL_CERT_FILE !== !!env.KAFKA_SSL_KEY_FILE) throw new Error("Configuration: KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together");
+	const tls: { ca?: Buffer[]; cert?: Buffer; key?: Buffer } = {};
+	if (env.KAFKA_SSL_CA_FILE) tls.ca = [readPem("KAFKA_SSL_CA_FILE", env.KAFKA_SSL_CA_FILE)];
+	if (env.KAFKA_SSL_CERT_FILE && env.KAFKA_SSL_KEY_FILE) {
+		tls.cert = readPem("KAFKA_SSL_CERT_FILE", env.KAFKA_SSL_CERT_FILE);
+		tls.key = readPem("KAFKA_SSL_KEY_FILE", env.KAFKA_SSL_KEY_FILE);
 	}
+	if (Object.keys(tls).length) opts.ssl = tls;
+	else if (bool("KAFKA_SSL", env.KAFKA_SSL, false)) opts.ssl = true;
 
 	const mechanism = (env.KAFKA_SASL_MECHANISM || "").toLowerCase();
 	if (mechanism) {

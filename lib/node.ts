@@ -11,7 +11,7 @@ import { createSequelize, runMigrations } from "./db";
 import { defineModels } from "../models";
 import { attachApp, App } from "./app";
 import { Clock, systemClock } from "./clock";
-import { brokerOptions } from "../moleculer.config";
+import { brokerOptions, transporterWarnings } from "../moleculer.config";
 import { registerAppMetrics } from "./metrics";
 
 const SERVICES_DIR = path.resolve(__dirname, "../services");
@@ -102,6 +102,6 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 		if (redis) redis.disconnect();
 		throw err;
 	}
-	for (const warning of startupWarnings(config, wanted)) broker.logger.warn(warning);
+	for (const warning of [...startupWarnings(config, wanted), ...transporterWarnings(config, opts.env ?? {})]) broker.logger.warn(warning);
 	return broker;
 }

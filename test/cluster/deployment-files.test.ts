@@ -14,10 +14,10 @@ import path from "node:path";
 import { parseAllDocuments, parse } from "yaml";
 import { loadConfig, Env } from "../../lib/config";
 import { availableServices } from "../../lib/node";
-import { KafkaJsTransporter } from "../../lib/kafkajs-transporter";
+import { KafkaJsTransporter, kafkaOptionsFromEnv } from "../../lib/kafkajs-transporter";
 import { CATALOGUE } from "../../lib/networks/catalogue";
 import { envSlug } from "../../lib/watchers/config";
-import { brokerOptions, transporterOption } from "../../moleculer.config";
+import { brokerOptions, transporterOption, transporterWarnings } from "../../moleculer.config";
 import { DEPLOYED_CORE_SERVICES, freePort } from "./cluster.helpers";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -26,6 +26,7 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
 type Doc = Record<string, any>;
 const SAMPLE_SECRET = "s".repeat(64);
 const SAMPLE_SWEEPER_KEY = "ab".repeat(32);
+const SAMPLE_KAFKA_PASSWORD = "cd".repeat(16);
 /** The health server's port (CONTRACT: HEALTH_PORT, default 3031) and the compose check of it. */
 const HEALTH_PORT = 3031;
 const COMPOSE_READY_CHECK = "fetch('http://127.0.0.1:3031/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
@@ -117,6 +118,7 @@ describe("docker-compose.yml", () => {
 		AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`,
 		MASTER_KEY: `m${SAMPLE_SECRET}`,
 		SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY,
+		KAFKA_SASL_PASSWORD: SAMPLE_KAFKA_PASSWORD,
 	};
 	const gatewayNodes = ["api", "core", ...Object.keys(CHAIN_GROUPS)];
 	const environmentOf = (name: string) =>
@@ -162,11 +164,31 @@ describe("docker-compose.yml", () => {
 		}
 	});
 
+	it("runs Kafka with SASL only, for the one user the nodes log in as, and a health check that logs in too", () => {
+		const kafka = compose.services.kafka;
+		const env = Object.fromEntries(Object.entries(kafka.environment as Record<string, string>).map(([k, v]) => [k, interpolate(String(v), filled)])) as Env;
+		// Every listener other nodes reach asks for SASL; the controller's is on the container's loopback.
+		const listeners = env.KAFKA_LISTENERS!.split(",");
+		const protocols = Object.fromEntries(env.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP!.split(",").map(p => p.split(":")));
+		for (const l of listeners) {
+			const [name, address] = l.split("://");
+			if (protocols[name] !== "SASL_PLAINTEXT") expect([l, address.startsWith("127.0.0.1:")]).toEqual([l, true]);
+		}
+		expect(env.KAFKA_ADVERTISED_LISTENERS!.split(",").every(l => protocols[l.split("://")[0]].startsWith("SASL_"))).toBe(true);
+		expect(env.KAFKA_SASL_ENABLED_MECHANISMS).toBe("PLAIN");
+		const node = environmentOf("core");
+		const jaas = env.KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG!;
+		expect(jaas).toContain(`user_${node.KAFKA_SASL_USERNAME}="${SAMPLE_KAFKA_PASSWORD}"`);
+		expect(node.KAFKA_SASL_MECHANISM).toBe("plain");
+		expect((kafka.healthcheck.test as string[])[1]).toContain("--command-config");
+		expect(env.SASL_PASSWORD).toBe(SAMPLE_KAFKA_PASSWORD);
+	});
+
 	it("documents every variable it reads in compose.env.example, and requires the secrets", () => {
 		const text = read("docker-compose.yml");
 		const used = new Set([...text.matchAll(/\$\{([A-Z0-9_]+)/g)].map(m => m[1]));
 		for (const name of used) expect([name, name in example]).toEqual([name, true]);
-		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY"]) {
+		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY", "KAFKA_SASL_PASSWORD"]) {
 			expect(text).toContain(`\${${secret}:?`);
 			expect(example[secret]).toBe(""); // no default secret ships
 		}
@@ -194,6 +216,9 @@ describe("docker-compose.yml", () => {
 				expect(config).toMatchObject({ env: "production", transporter: "kafka://kafka:9092", services: [...services], cacher: "redis", metrics: true });
 				expect(config.databaseUrl).toBe("mysql://cryptopay:db-pass@mysql:3306/cryptopay");
 				expect(transporterOption(config, env)).toBeInstanceOf(KafkaJsTransporter);
+				// The transporter is a trust boundary: every node authenticates to Kafka.
+				expect(kafkaOptionsFromEnv(config.transporter!, env).sasl).toEqual({ mechanism: "plain", username: "cryptopay", password: SAMPLE_KAFKA_PASSWORD });
+				expect(transporterWarnings(config, env)).toEqual([]);
 				for (const s of config.services!) expect(availableServices()).toHaveProperty(s);
 			}
 			expect(loadConfig({ ...environmentOf("sweeper"), DATA_DIR: dataDir }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
@@ -201,6 +226,7 @@ describe("docker-compose.yml", () => {
 			// Without the secrets compose refuses to start (`:?`).
 			expect(() => interpolate(String(compose.services.api.environment.MASTER_KEY), {})).toThrow(/MASTER_KEY is required/);
 			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY), {})).toThrow(/SWEEPER_PRIVATE_KEY is required/);
+			expect(() => interpolate(String(compose.services.core.environment.KAFKA_SASL_PASSWORD), {})).toThrow(/KAFKA_SASL_PASSWORD is required/);
 		} finally {
 			fs.rmSync(dataDir, { recursive: true, force: true });
 		}
@@ -381,6 +407,9 @@ describe("k8s manifests", () => {
 			const config = loadConfig(env);
 			expect(config).toMatchObject({ env: "production", trustProxy: true, metrics: true, cacher: "redis" });
 			expect(transporterOption(config, env)).toBeInstanceOf(KafkaJsTransporter);
+			// The transporter is a trust boundary: SASL over TLS, no start-up warning about it.
+			expect(kafkaOptionsFromEnv(config.transporter!, env)).toMatchObject({ ssl: true, sasl: { mechanism: "scram-sha-512", username: "cryptopay", password: "REPLACE_ME" } });
+			expect(transporterWarnings(config, env)).toEqual([]);
 			// The sweeper pods: the wallet key's placeholder is refused too.
 			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
 			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);

@@ -6,7 +6,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Transporters } from "moleculer";
+import tls from "node:tls";
+import type { AddressInfo } from "node:net";
+import { ServiceBroker, Transporters } from "moleculer";
+import { makeCertificates, TestCertificates } from "../helpers/certificates";
+import { until } from "../helpers/until";
 import { KafkaJsTransporter, kafkaOptionsFromEnv, kafkaTopicName, parseKafkaBrokers } from "../../lib/kafkajs-transporter";
 import { transporterOption } from "../../moleculer.config";
 import type { AppConfig } from "../../lib/config";
@@ -138,8 +142,56 @@ describe("transporterOption (moleculer.config.ts)", () => {
 		expect(() => transporterOption(configWith("tcp"), { TCP_PORT: "70000" })).toThrow(/TCP_PORT/);
 	});
 
-	it("leaves nats:// to Moleculer and no transporter for one node", () => {
-		expect(transporterOption(configWith("nats://127.0.0.1:4222"), {})).toBe("nats://127.0.0.1:4222");
+	it("leaves nats:// to Moleculer's NATS transporter (lib/nats-transporter.ts), redis:// to Moleculer, and no transporter for one node", () => {
+		expect(transporterOption(configWith("nats://127.0.0.1:4222"), {})).toBeInstanceOf(Transporters.NATS);
+		expect(transporterOption(configWith("redis://127.0.0.1:6379"), {})).toBe("redis://127.0.0.1:6379");
 		expect(transporterOption(configWith(null), {})).toBeUndefined();
+	});
+});
+
+describe("TLS and SASL reach kafkajs", () => {
+	// librdkafka's mock cluster (the Kafka-protocol broker of the other tests) speaks neither TLS nor
+	// SASL (it answers SaslHandshake "unsupported version"), so the TLS handshake is checked against a
+	// loopback TLS listener that verifies client certificates, and SASL as far as kafkajs is configured.
+	let certs: TestCertificates;
+	beforeAll(() => (certs = makeCertificates()));
+	afterAll(() => certs?.remove());
+
+	it("reads a client certificate and key for brokers that verify clients, both or neither", () => {
+		const opts = kafkaOptionsFromEnv("kafka://kafka:9093", { KAFKA_SSL_CA_FILE: certs.ca, KAFKA_SSL_CERT_FILE: certs.clientCert, KAFKA_SSL_KEY_FILE: certs.clientKey });
+		expect(opts.ssl).toEqual({ ca: [fs.readFileSync(certs.ca)], cert: fs.readFileSync(certs.clientCert), key: fs.readFileSync(certs.clientKey) });
+		expect(() => kafkaOptionsFromEnv("kafka://kafka:9093", { KAFKA_SSL_CERT_FILE: certs.clientCert })).toThrow(/KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together/);
+		expect(() => kafkaOptionsFromEnv("kafka://kafka:9093", { KAFKA_SSL_CERT_FILE: certs.clientCert, KAFKA_SSL_KEY_FILE: path.join(certs.dir, "none.key") })).toThrow(/KAFKA_SSL_KEY_FILE .* cannot be read/);
+	});
+
+	it("connects over TLS with the CA and the client certificate from KAFKA_SSL_*, and sends its first request encrypted", async () => {
+		let authorized: boolean | null = null;
+		let firstRequest: Buffer | null = null;
+		const server = tls.createServer({ cert: fs.readFileSync(certs.serverCert), key: fs.readFileSync(certs.serverKey), ca: fs.readFileSync(certs.ca), requestCert: true, rejectUnauthorized: true }, socket => {
+			authorized = socket.authorized;
+			socket.once("data", (d: Buffer) => {
+				firstRequest = d;
+				socket.destroy();
+			});
+		});
+		await new Promise<void>(r => server.listen(0, "127.0.0.1", () => r()));
+		const { port } = server.address() as AddressInfo;
+		const env = { KAFKA_SSL_CA_FILE: certs.ca, KAFKA_SSL_CERT_FILE: certs.clientCert, KAFKA_SSL_KEY_FILE: certs.clientKey, KAFKA_SASL_MECHANISM: "plain", KAFKA_SASL_USERNAME: "gw", KAFKA_SASL_PASSWORD: "pw" };
+		// No reconnect timer left behind once the test stopped the broker.
+		const broker = new ServiceBroker({ nodeID: `tls-${process.pid}`, logger: false, transit: { disableReconnect: true }, transporter: new KafkaJsTransporter(kafkaOptionsFromEnv(`kafka://127.0.0.1:${port}`, env)) });
+		const starting = broker.start().catch(() => undefined);
+		try {
+			await until("an encrypted first request from a verified client", () => firstRequest !== null, 20_000);
+			expect(authorized).toBe(true);
+			// A Kafka request: size, then API key 18 (ApiVersions), which precedes the SASL handshake.
+			expect(firstRequest!.readInt32BE(0)).toBe(firstRequest!.length - 4);
+			expect(firstRequest!.readInt16BE(4)).toBe(18);
+			const tx = (broker.transit as unknown as { tx: { options: { sasl?: unknown } } }).tx;
+			expect(tx.options.sasl).toEqual({ mechanism: "plain", username: "gw", password: "pw" });
+		} finally {
+			await broker.stop().catch(() => undefined);
+			await Promise.race([starting, new Promise(r => setTimeout(r, 1000).unref())]);
+			await new Promise(r => server.close(() => r(undefined)));
+		}
 	});
 });
