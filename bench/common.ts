@@ -179,6 +179,10 @@ export function gatewayEnv(o: GatewayEnvOptions, port: number, nodeEnv: "product
 		// Only makes the set-up sign-up fast; no request of a measured case may hash a password.
 		BCRYPT_ROUNDS: "4",
 		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
+		// Production refuses sweeper-evm without a gas wallet. A fresh key each run, never funded and
+		// never used: no RPC_URL_* is set, so the sweepers follow no network. The node keeps every
+		// service, as `npm start` ships it, so the numbers stay comparable with earlier runs.
+		SWEEPER_PRIVATE_KEY: crypto.randomBytes(32).toString("hex"),
 	};
 }
 
