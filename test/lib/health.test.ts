@@ -15,8 +15,12 @@ import { CORE_SERVICES, uniqueId } from "../cluster/cluster.helpers";
 import { KafkaMock, kcatAvailable, startKafkaMock } from "../helpers/kafka-mock";
 
 const NATS_URL = process.env.TEST_NATS_URL || "nats://127.0.0.1:4222";
-/** /readyz must answer within this, whatever hangs (the checks' timeout and some slack for a busy machine). */
-const ANSWER_BOUND_MS = CHECK_TIMEOUT_MS + 1_000;
+/**
+ * /readyz must answer while a dependency hangs. An answer at all while the database stays stalled
+ * proves the checks' timeout (CHECK_TIMEOUT_MS) cut the wait; this bound is only generous against
+ * the probe hanging with it, never a latency target (a loaded machine is slow, not wrong).
+ */
+const ANSWER_BOUND_MS = CHECK_TIMEOUT_MS * 10;
 
 interface Probe {
 	status: number;

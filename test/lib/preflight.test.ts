@@ -77,7 +77,8 @@ describe("native modules, loaded in a child process", () => {
 	it("gives up on a module that hangs", () => {
 		const started = Date.now();
 		expect(nativeModulesProblem({ modules: [mod("hang.js")], timeoutMs: 500 })).toEqual({ module: mod("hang.js"), reason: "loading it did not finish within 0.5 s" });
-		expect(Date.now() - started).toBeLessThan(5_000);
+		// Generous: it only says the call gave up instead of hanging (a loaded machine is slow, not wrong).
+		expect(Date.now() - started).toBeLessThan(20_000);
 	});
 
 	it("says a module that is not installed", () => {

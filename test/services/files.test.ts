@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { startNode, TestNode } from "../helpers/harness";
+import { until } from "../helpers/until";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100, 7)]);
@@ -53,9 +54,8 @@ describe("files", () => {
 		const huge = await node.http("POST", "/files/upload", { token: user.token, rawBody: form("a".repeat(MAX * 200)), headers: { "x-custom-lang": "es" } });
 		expect(huge.status).toBe(400);
 		expect(huge.body.message).toBe("El archivo es demasiado grande");
-		// Only the accepted file is left; the partial ones were removed.
-		await new Promise(r => setTimeout(r, 50));
-		expect(stored().length).toBe(before + 1);
+		// Only the accepted file is left; the partial ones are removed (unlinked after the answer).
+		await until("the partial uploads removed", () => stored().length === before + 1, 20_000, () => `stored: ${stored().length}, expected ${before + 1}`);
 		expect(await node.app.models.FileRecord.count({ where: { size: MAX + 1 } })).toBe(0);
 	});
 

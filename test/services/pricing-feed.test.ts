@@ -110,7 +110,8 @@ describe("pricing feed", () => {
 		const started = Date.now();
 		const result = await refresh();
 		expect(result).toMatchObject({ error: "timeout", inserted: 0 });
-		expect(Date.now() - started).toBeLessThan(5000);
+		// Generous: it only says the call gave up instead of hanging (a loaded machine is slow, not wrong).
+		expect(Date.now() - started).toBeLessThan(20_000);
 		expect((await node.http("GET", `/price/token/${ETH}`)).body.priceUsd).toBe("3500");
 		expect((await quoteEth()).status).toBe(200);
 		await configure({ timeoutMs: 2000 });

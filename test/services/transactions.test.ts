@@ -6,6 +6,7 @@
 import type { Context } from "moleculer";
 import { TestNode } from "../helpers/harness";
 import { watchNetworks } from "../helpers/watched";
+import { until } from "../helpers/until";
 import { createMerchant, IDS, intentBody, Merchant, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
 import type { CreditResult } from "../../services/transactions.service";
 
@@ -102,9 +103,8 @@ describe("transactions", () => {
 			const completed = events.find(e => e.type === "payment_intent.completed")!;
 			expect(completed.payload).toMatchObject({ status: "completed", latestTransaction: { id: tx.id, status: "completed", hash: "0xfinal", amount: "0.5", currency: "eth" } });
 			// The fast path: Moleculer events after the commit, carrying the outbox ids.
-			await new Promise(r => setTimeout(r, 50));
-			const names = heard.map(h => h.name);
-			expect(names).toEqual(expect.arrayContaining(["payment_intent.processing", "payment_intent.completed", "payments.transaction.completed"]));
+			const wanted = ["payment_intent.processing", "payment_intent.completed", "payments.transaction.completed"];
+			await until("the fast-path events", () => wanted.every(w => heard.some(h => h.name === w)), 20_000, () => heard.map(h => h.name).join(", "));
 			const fast = heard.find(h => h.name === "payment_intent.completed")!.params;
 			expect(fast).toMatchObject({ id: completed.id, type: "payment_intent.completed", livemode: false, apiKeyId: alice.sandboxKey.id, data: { object: { id: intent.id, status: "completed" } } });
 			expect(heard.find(h => h.name === "payments.transaction.completed")!.params).toMatchObject({ transactionId: tx.id, intentId: intent.id, simulated: false, mode: "sandbox" });

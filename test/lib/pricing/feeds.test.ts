@@ -119,7 +119,8 @@ describe("CoinGeckoFeed over HTTP", () => {
 		handler = () => undefined; // never answers
 		const started = Date.now();
 		await expect(feed({ timeoutMs: 200 }).fetchUsdPrices(["ethereum"])).rejects.toMatchObject({ kind: "timeout" });
-		expect(Date.now() - started).toBeLessThan(5000);
+		// Generous: it only says the call gave up instead of hanging (a loaded machine is slow, not wrong).
+		expect(Date.now() - started).toBeLessThan(20_000);
 	});
 
 	it("times out on a body that never ends", async () => {

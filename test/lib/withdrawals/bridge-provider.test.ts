@@ -178,7 +178,8 @@ describeHttp("HTTP bridge provider (local server)", () => {
 		expect(err).toBeInstanceOf(BridgeUnavailableError);
 		expect(err.message).toContain("timed out after 200 ms");
 		expect(seen).toHaveLength(2);
-		expect(Date.now() - started).toBeLessThan(2_000);
+		// Generous: it only says the call gave up instead of hanging (a loaded machine is slow, not wrong).
+		expect(Date.now() - started).toBeLessThan(20_000);
 	});
 
 	it("treats a refused connection as unavailable", async () => {
