@@ -177,8 +177,8 @@ describe("TLS and SASL reach kafkajs", () => {
 		await new Promise<void>(r => server.listen(0, "127.0.0.1", () => r()));
 		const { port } = server.address() as AddressInfo;
 		const env = { KAFKA_SSL_CA_FILE: certs.ca, KAFKA_SSL_CERT_FILE: certs.clientCert, KAFKA_SSL_KEY_FILE: certs.clientKey, KAFKA_SASL_MECHANISM: "plain", KAFKA_SASL_USERNAME: "gw", KAFKA_SASL_PASSWORD: "pw" };
-		// No reconnect timer left behind once the test stopped the broker.
-		const broker = new ServiceBroker({ nodeID: `tls-${process.pid}`, logger: false, transit: { disableReconnect: true }, transporter: new KafkaJsTransporter(kafkaOptionsFromEnv(`kafka://127.0.0.1:${port}`, env)) });
+		// No reconnect timer or kafkajs retry left behind once the test stopped the broker.
+		const broker = new ServiceBroker({ nodeID: `tls-${process.pid}`, logger: false, transit: { disableReconnect: true }, transporter: new KafkaJsTransporter({ ...kafkaOptionsFromEnv(`kafka://127.0.0.1:${port}`, env), retry: { retries: 0 } }) });
 		const starting = broker.start().catch(() => undefined);
 		try {
 			await until("an encrypted first request from a verified client", () => firstRequest !== null, 20_000);
