@@ -23,6 +23,7 @@ export const METRIC = {
 	watcherCursor: "watcher.cursor",
 	watcherLag: "watcher.lag",
 	sweepOutcomes: "sweeps.outcomes",
+	sweepsBlocked: "sweeps.blocked",
 } as const;
 
 /** What became of one webhook attempt: delivered (a 200), retrying (failed, another attempt is scheduled), failed (the last attempt failed). */
@@ -32,6 +33,9 @@ export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 /** A sweep transaction's steps: broadcast, confirmed, failed (reverted, nonce taken), replaced (fee bump), skipped (not worth its fee, ended unsent). */
 export const SWEEP_OUTCOMES = ["broadcast", "confirmed", "failed", "replaced", "skipped"] as const;
 export type SweepOutcome = (typeof SWEEP_OUTCOMES)[number];
+
+/** Where a sweeper stopped sending after repeated failures (lib/sweeps/holds.ts): a destination, or a token deposit. */
+export const SWEEP_HOLD_SCOPES = ["destination", "deposit"] as const;
 
 /** The labels of each metric (the only ones it accepts). */
 interface MetricLabels {
@@ -47,6 +51,7 @@ interface MetricLabels {
 	"watcher.cursor": { network: string };
 	"watcher.lag": { network: string };
 	"sweeps.outcomes": { network: string; outcome: SweepOutcome };
+	"sweeps.blocked": { network: string; scope: (typeof SWEEP_HOLD_SCOPES)[number] };
 }
 
 type CounterName =
@@ -56,7 +61,8 @@ type CounterName =
 	| typeof METRIC.creditsReversed
 	| typeof METRIC.creditsRecredited
 	| typeof METRIC.webhookDeliveries
-	| typeof METRIC.sweepOutcomes;
+	| typeof METRIC.sweepOutcomes
+	| typeof METRIC.sweepsBlocked;
 type GaugeName = typeof METRIC.outboxBacklog | typeof METRIC.watcherHead | typeof METRIC.watcherCursor | typeof METRIC.watcherLag;
 type HistogramName = typeof METRIC.webhookLatency;
 
@@ -76,6 +82,7 @@ const DEFINITIONS: Definition[] = [
 	{ type: "gauge", name: METRIC.watcherCursor, labelNames: ["network"], description: "Chain watcher cursor (block)" },
 	{ type: "gauge", name: METRIC.watcherLag, labelNames: ["network"], description: "Chain watcher lag (blocks)" },
 	{ type: "counter", name: METRIC.sweepOutcomes, labelNames: ["network", "outcome"], description: "Sweep transactions by outcome" },
+	{ type: "counter", name: METRIC.sweepsBlocked, labelNames: ["network", "scope"], description: "Destinations or deposits the sweeper stopped sending to after repeated failures" },
 ];
 
 const registered = new WeakSet<ServiceBroker>();

@@ -8,8 +8,11 @@
 import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { v5 as uuidv5 } from "uuid";
 import { App, appOf } from "../lib/app";
+import { notFound } from "../lib/errors";
 import { captureLoopError } from "../lib/error-tracking";
-import { countMetric, METRIC, startCounters, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
+import { countMetric, METRIC, startCounters, SWEEP_HOLD_SCOPES, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
+import { clearHoldsAt } from "../lib/sweeps/holds";
+import type { SweepHoldScope } from "../models/sweep.model";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { acquireLease, ensureCursor, Lease, releaseLease, renewLease } from "../lib/watchers/store";
@@ -20,10 +23,11 @@ export interface SweepStepper {
 	close?(): void;
 }
 
-/** What a sweep runner reports to its service: failures (error tracking) and outcomes (metrics). */
+/** What a sweep runner reports to its service: failures (error tracking), outcomes and holds made for good (metrics). */
 export interface SweepRunnerHooks {
 	onFailure: (err: unknown) => void;
 	onOutcome: (outcome: SweepOutcome) => void;
+	onBlocked: (scope: SweepHoldScope) => void;
 }
 
 export interface SweeperMixinOptions {
@@ -55,7 +59,11 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		dependencies: ["networks", "transactions", "withdrawals"],
 
 		actions: {
-			/** Each swept network: lease held or not, and its last sweeps (REPL: `call sweeper-<chain>.status`). */
+			/**
+			 * Each swept network: lease held or not, its last sweeps, and its holds: destinations and
+			 * deposits the sweeper backs off from or stopped sending to after failures (REPL:
+			 * `call sweeper-<chain>.status`).
+			 */
 			status: {
 				visibility: "public",
 				params: { $$strict: "remove" },
@@ -64,9 +72,36 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					const out = [];
 					for (const [networkId, r] of this.runners) {
 						const recent = await models.Sweep.findAll({ where: { networkId }, order: [["createdAt", "DESC"]], limit: 10 });
-						out.push({ networkId, slug: r.slug, leader: Boolean(r.lease), sweeps: recent.map(s => ({ id: s.id, kind: s.kind, status: s.status, txHash: s.txHash, nonce: s.nonce, reason: s.reason, bridgeState: s.bridgeState })) });
+						const holds = await models.SweepHold.findAll({ where: { networkId }, order: [["updatedAt", "DESC"]], limit: 100 });
+						out.push({
+							networkId,
+							slug: r.slug,
+							leader: Boolean(r.lease),
+							sweeps: recent.map(s => ({ id: s.id, kind: s.kind, status: s.status, txHash: s.txHash, nonce: s.nonce, reason: s.reason, bridgeState: s.bridgeState })),
+							holds: holds.map(h => ({ scope: h.scope, address: h.address, tokenId: h.tokenId || null, failures: h.failures, reason: h.reason, blocked: Boolean(h.blockedAt), blockedAt: h.blockedAt, nextAttemptAt: h.blockedAt ? null : h.nextAttemptAt })),
+						});
 					}
 					return out;
+				},
+			},
+
+			/**
+			 * Support: lifts every hold on an address of a network (a destination the merchant has fixed,
+			 * a deposit whose token was unpaused), so the sweeper tries it again at its next step
+			 * (REPL: `call sweeper-evm.support.clearHold --network base --address 0x…`).
+			 */
+			"support.clearHold": {
+				visibility: "public",
+				auth: "admin",
+				params: { $$strict: "remove", network: { type: "string", min: 1, max: 100 }, address: { type: "string", min: 1, max: 128, trim: true } },
+				async handler(this: SweeperThis, ctx: { params: { network: string; address: string } }) {
+					const { models } = appOf(this.broker);
+					const networks = (await this.broker.call("networks.watchable", { chainType: opts.chainType })) as WatchableNetwork[];
+					const network = networks.find(n => n.id === ctx.params.network || n.slug === ctx.params.network);
+					if (!network) throw notFound("Network not found");
+					const cleared = await clearHoldsAt(models, network.id, ctx.params.address);
+					if (cleared > 0) this.logger.warn(`Sweeper: ${cleared} hold(s) on ${ctx.params.address} (${network.slug}) cleared by support`);
+					return { network: network.slug, address: ctx.params.address, cleared };
 				},
 			},
 		},
@@ -82,9 +117,11 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					const runner = opts.createRunner(this, app, network, rpcUrl, {
 						onFailure: err => captureLoopError(err, { service: this.name, network: network.slug }),
 						onOutcome: outcome => countMetric(this.broker, METRIC.sweepOutcomes, labels(outcome)),
+						onBlocked: scope => countMetric(this.broker, METRIC.sweepsBlocked, { network: network.slug, scope }),
 					});
 					if (!runner) continue;
 					startCounters(this.broker, METRIC.sweepOutcomes, SWEEP_OUTCOMES.map(labels));
+					startCounters(this.broker, METRIC.sweepsBlocked, SWEEP_HOLD_SCOPES.map(scope => ({ network: network.slug, scope })));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
 					this.runners.set(network.id, { runner, leaseId, lease: null, slug: network.slug });

@@ -18,7 +18,7 @@ import { IdempotencyKey } from "./idempotency-key.model";
 import { PaymentLink } from "./payment-link.model";
 import { Transaction, TransactionCredit, PaymentDetection } from "./transaction.model";
 import { ChainCursor, ChainTransfer } from "./chain.model";
-import { Sweep, SweepItem, SweepWallet } from "./sweep.model";
+import { Sweep, SweepHold, SweepItem, SweepWallet } from "./sweep.model";
 import { DepositAddress, DepositAddressCounter } from "./deposit-address.model";
 import { OutboxEvent } from "./outbox-event.model";
 import { WebhookDelivery } from "./webhook-delivery.model";
@@ -28,7 +28,7 @@ import { WithdrawalSettings, LedgerEntry, LedgerAccount, WithdrawalRequest, With
 
 export { User, Session, AuthCode, AuthHash, EmailEvent, FileRecord, Organization, Membership, ApiKey, Network, Token, Currency, CurrencyRate, TokenPrice };
 export { PaymentIntent, IdempotencyKey, PaymentLink, Transaction, TransactionCredit, DepositAddress, DepositAddressCounter, OutboxEvent };
-export { WebhookDelivery, WebhookLog, InboundEvent, PaymentDetection, ChainCursor, ChainTransfer, Sweep, SweepItem, SweepWallet };
+export { WebhookDelivery, WebhookLog, InboundEvent, PaymentDetection, ChainCursor, ChainTransfer, Sweep, SweepHold, SweepItem, SweepWallet };
 export { WithdrawalSettings, LedgerEntry, LedgerAccount, WithdrawalRequest, WithdrawalFeedCursor };
 
 export interface Models {
@@ -68,6 +68,7 @@ export interface Models {
 	Sweep: typeof Sweep;
 	SweepItem: typeof SweepItem;
 	SweepWallet: typeof SweepWallet;
+	SweepHold: typeof SweepHold;
 }
 
 export function defineModels(sequelize: Sequelize): Models {
@@ -108,5 +109,6 @@ export function defineModels(sequelize: Sequelize): Models {
 		Sweep: Sweep.initModel(sequelize),
 		SweepItem: SweepItem.initModel(sequelize),
 		SweepWallet: SweepWallet.initModel(sequelize),
+		SweepHold: SweepHold.initModel(sequelize),
 	};
 }

@@ -138,3 +138,46 @@ export class SweepItem extends Model<InferAttributes<SweepItem>, InferCreationAt
 		);
 	}
 }
+
+/** What a hold keeps the sweeper away from: a destination (native sends, or a token to it) or one token deposit. */
+export type SweepHoldScope = "destination" | "deposit";
+
+/**
+ * A destination or deposit whose sends reverted, or whose gas estimate said they would
+ * (lib/sweeps/holds.ts): nothing is sent there before `nextAttemptAt`, and nothing at all once
+ * `blockedAt` is set (after SWEEP_MAX_FAILURES), until support clears it or the merchant changes
+ * the address. A success there deletes the row.
+ */
+export class SweepHold extends Model<InferAttributes<SweepHold>, InferCreationAttributes<SweepHold>> {
+	declare id: CreationOptional<number>;
+	declare networkId: string;
+	declare scope: SweepHoldScope;
+	declare address: string;
+	/** The token of a deposit hold, or of a token destination ("" for native sends). */
+	declare tokenId: string;
+	declare failures: number;
+	declare reason: string;
+	declare nextAttemptAt: Date;
+	declare blockedAt: Date | null;
+	declare createdAt: Date;
+	declare updatedAt: Date;
+
+	static initModel(sequelize: Sequelize): typeof SweepHold {
+		return (class extends SweepHold {}).init(
+			{
+				id: { type: DataTypes.INTEGER, autoIncrement: true, primaryKey: true },
+				networkId: DataTypes.STRING(36),
+				scope: DataTypes.STRING(16),
+				address: DataTypes.STRING(128),
+				tokenId: DataTypes.STRING(36),
+				failures: DataTypes.INTEGER,
+				reason: DataTypes.TEXT,
+				nextAttemptAt: DataTypes.DATE(3),
+				blockedAt: DataTypes.DATE(3),
+				createdAt: DataTypes.DATE(3),
+				updatedAt: DataTypes.DATE(3),
+			},
+			{ sequelize, tableName: "sweep_holds", timestamps: false },
+		);
+	}
+}

@@ -3,7 +3,9 @@
  * tests, TestToken (an ERC-20 with 6 decimals, `mint`, `batchTransfer`) and Forwarder (sends ETH by
  * internal calls, so a payment arrives with no log and no top-level transaction); for the EVM
  * sweeper (lib/chains/evm-sweep.ts), SweepDelegate (the EIP-7702 delegate of deposit addresses) and
- * SweepBatcher (the sweeper wallet's batch entry point).
+ * SweepBatcher (the sweeper wallet's batch entry point); for the sweeper's tests, StoringReceiver (a
+ * destination whose receive() needs more than 21,000 gas, like a Safe), RevertingReceiver (one that
+ * refuses every payment) and RestrictedToken (TestToken with a blacklist, like USDC's).
  *
  * All compile with evmVersion "prague" (EIP-7702's hard fork; anvil's default).
  *
@@ -17,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { Contract, ContractFactory, type ContractRunner, type InterfaceAbi } from "ethers";
 
-export const CONTRACT_NAMES = ["TestToken", "Forwarder", "SweepDelegate", "SweepBatcher"] as const;
+export const CONTRACT_NAMES = ["TestToken", "Forwarder", "SweepDelegate", "SweepBatcher", "StoringReceiver", "RevertingReceiver", "RestrictedToken"] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 
 export interface ContractArtifact {

@@ -237,6 +237,40 @@ export interface NativeSweepParams {
 	minValue?: bigint;
 }
 
+/**
+ * The gas limit of a native-coin send from `from` to `to` with `value`: 21,000 when the node's
+ * eth_estimateGas says a plain transfer (no code runs at `to`), else the estimate plus
+ * `marginPercent` (default 20): a contract destination (a Safe, a smart account, an EIP-7702
+ * wallet, an exchange's deposit contract) runs its receive() and needs more, and its gas may vary a
+ * little between the estimate and the block. A destination that refuses the payment fails here
+ * (`isRevert`), before anything is signed. `value` must be one `from` can afford.
+ */
+export async function estimateNativeGas(provider: EvmRpc, p: { from: string; to: string; value: bigint }, marginPercent = 20): Promise<bigint> {
+	const estimate = BigInt((await provider.send("eth_estimateGas", [{ from: getAddress(p.from), to: getAddress(p.to), value: toQuantity(p.value) }])) as string);
+	if (estimate <= NATIVE_TRANSFER_GAS) return NATIVE_TRANSFER_GAS;
+	return (estimate * BigInt(100 + marginPercent) + 99n) / 100n;
+}
+
+/** Node messages for a call that cannot succeed as asked (the EVM reverted or ran out of gas at any limit). */
+const REVERTED = /revert|out of gas|gas required exceeds|always failing transaction|invalid opcode|CALL_EXCEPTION/i;
+
+/**
+ * True when an eth_estimateGas (or eth_call) failed because the transaction itself fails on the
+ * chain's current state, as opposed to the node being unreachable or refusing the request: that
+ * is a reason to hold the destination or deposit back, not to try again at once.
+ */
+export function isRevert(err: unknown): boolean {
+	const code = (err as { code?: unknown } | null)?.code;
+	if (code === "CALL_EXCEPTION") return true;
+	if (code === "TIMEOUT" || code === "SERVER_ERROR" || code === "NETWORK_ERROR") return false;
+	return REVERTED.test(errorText(err));
+}
+
+/** The gas limit a signed transaction carries (a replacement keeps it: same content, higher fees). */
+export function gasLimitOf(raw: string): bigint {
+	return Transaction.from(raw).gasLimit;
+}
+
 /** The deposit key's transfer of its balance minus the fee to `to`, or null when not worth it. */
 export async function signNativeSweep(p: NativeSweepParams): Promise<SignedTx | null> {
 	const gasLimit = p.gasLimit ?? NATIVE_TRANSFER_GAS;

@@ -19,6 +19,10 @@ export interface SweeperConfig {
 	minValueMultiple: number;
 	maxAgeMs: number;
 	leaseMs: number;
+	/** Failures in a row (reverted sends, estimates that revert) after which a destination or deposit is held for good (lib/sweeps/holds.ts). */
+	maxFailures: number;
+	/** The pause after a destination's or deposit's first failure; it doubles with each further one (at most 64×). */
+	failureBackoffMs: number;
 	/** UTXO sweeps: the fee rate from estimatesmartfee, never below the floor nor above the cap (sat/vB). */
 	utxoFeeFloorSatPerVb: number;
 	utxoFeeCapSatPerVb: number;
@@ -49,6 +53,8 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 		minValueMultiple: int("SWEEP_MIN_VALUE_MULTIPLE", env.SWEEP_MIN_VALUE_MULTIPLE, 10, 1, 1_000_000),
 		maxAgeMs: int("SWEEP_MAX_AGE_MINUTES", env.SWEEP_MAX_AGE_MINUTES, 24 * 60, 0, 525_600) * 60_000,
 		leaseMs: int("SWEEP_LEASE_MS", env.SWEEP_LEASE_MS, 30_000, 1_000, 600_000),
+		maxFailures: int("SWEEP_MAX_FAILURES", env.SWEEP_MAX_FAILURES, 3, 1, 100),
+		failureBackoffMs: int("SWEEP_FAILURE_BACKOFF_MS", env.SWEEP_FAILURE_BACKOFF_MS, 300_000, 50, 86_400_000),
 		utxoFeeFloorSatPerVb: int("SWEEP_UTXO_FEE_FLOOR", env.SWEEP_UTXO_FEE_FLOOR, 2, 1, 10_000),
 		utxoFeeCapSatPerVb: int("SWEEP_UTXO_FEE_CAP", env.SWEEP_UTXO_FEE_CAP, 200, 1, 100_000),
 	};

@@ -9,7 +9,7 @@
  *    wallet.
  * Only the holder of the network's sweep lease runs it (lib/watchers/store.ts leases).
  */
-import { Contract, JsonRpcProvider, TransactionReceipt, Wallet } from "ethers";
+import { Contract, JsonRpcProvider, TransactionReceipt, Wallet, getAddress } from "ethers";
 import { Op } from "sequelize";
 import type { Sequelize } from "sequelize";
 import * as sweep from "../chains/evm-sweep";
@@ -17,10 +17,11 @@ import type { BridgeProvider } from "../withdrawals/bridge-provider";
 import { bridgeQuoteRequest, type BridgeRoute } from "../withdrawals/bridge-route";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
-import type { Sweep } from "../../models/sweep.model";
+import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../models/sweep.model";
 import type { SweepOutcome } from "../metrics";
+import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "./holds";
 import { Reservations } from "./reservations";
-import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
+import { dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
 
 export interface SweepToken {
 	tokenId: string;
@@ -94,6 +95,10 @@ export interface SweeperSettings {
 	minValueMultiple: number;
 	/** Token deposits wait for a full batch at most this long. */
 	maxAgeMs: number;
+	/** Failures in a row (reverted sends, estimates that say "reverts") after which a destination or deposit is held for good (lib/sweeps/holds.ts). */
+	maxFailures: number;
+	/** The wait after a destination's or deposit's first failure; it doubles with each further one. */
+	failureBackoffMs: number;
 }
 
 export interface SweepRunnerDeps {
@@ -114,6 +119,18 @@ export interface SweepRunnerDeps {
 	onFailure?: (err: unknown) => void;
 	/** Each step a sweep takes, once recorded (metrics). */
 	onOutcome?: (outcome: SweepOutcome) => void;
+	/** A destination or deposit held for good after too many failures (metrics; the error goes to onFailure too). */
+	onBlocked?: (scope: SweepHoldScope) => void;
+}
+
+/** What signing a sweep came to: the bytes, nothing worth sending (the sweep ends), or not now (it stays planned). */
+type Signing = { raw: string; hash: string } | null | "later";
+
+/** A failure in a few words for a log line or a hold's reason (ethers' messages carry the whole request). */
+function briefly(err: unknown): string {
+	const e = err as { shortMessage?: unknown; message?: unknown };
+	const text = typeof e?.shortMessage === "string" ? e.shortMessage : typeof e?.message === "string" ? e.message : String(err);
+	return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }
 
 const ERC20 = ["function balanceOf(address) view returns (uint256)"];
@@ -141,10 +158,13 @@ export class SweepRunner {
 	private warnedNoBridge = false;
 	/** Requests already said to be waiting for funds (logged once each). */
 	private readonly waiting = new Set<string>();
+	/** The network's holds (lib/sweeps/holds.ts), read at each step and kept current by its writes. */
+	private holds = new Map<string, SweepHold>();
 
 	constructor(private readonly deps: SweepRunnerDeps) {}
 
 	async step(): Promise<void> {
+		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
 			await this.advance(s).catch(err => {
 				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
@@ -160,8 +180,13 @@ export class SweepRunner {
 		return this.deps.network.tokens.find(t => t.tokenId === tokenId);
 	}
 
-	/** Signs a planned sweep (nothing is sent before its bytes are recorded). */
-	private async sign(s: Sweep, feeStep: number): Promise<{ raw: string; hash: string } | null> {
+	/**
+	 * Signs a planned sweep (nothing is sent before its bytes are recorded). Native sends get the gas
+	 * the node estimates for the real destination (a contract's receive() needs more than 21,000); a
+	 * replacement keeps the limit of the bytes it replaces. "later": the estimate says the send
+	 * would revert (a failure is counted at its destination or deposits): it stays planned.
+	 */
+	private async sign(s: Sweep, feeStep: number): Promise<Signing> {
 		const { models, network, provider, contracts, sweeperKey } = this.deps;
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
 		const base = await sweep.suggestFees(provider);
@@ -173,15 +198,20 @@ export class SweepRunner {
 			const token = this.token(s.tokenId)!;
 			const amount = toBaseUnits(s.requestId ? await requestAmount(models, s.requestId) : item.amount, token.decimals);
 			const key = await this.deps.depositKey(item.derivationIndex);
-			return s.kind === "native"
-				? sweep.signNativeTransfer({ chainId: network.chainId, key, nonce: s.nonce, to: s.toAddress, amount, fees })
-				: sweep.signTokenTransfer({ chainId: network.chainId, depositKey: key, nonce: s.nonce, token: token.contractAddress, to: s.toAddress, amount, fees });
+			if (s.kind === "token") return sweep.signTokenTransfer({ chainId: network.chainId, depositKey: key, nonce: s.nonce, token: token.contractAddress, to: s.toAddress, amount, fees });
+			const gasLimit = s.rawTx ? sweep.gasLimitOf(s.rawTx) : await this.nativeGas(item.depositAddress, s.toAddress, amount);
+			if (gasLimit === null) return "later";
+			return sweep.signNativeTransfer({ chainId: network.chainId, key, nonce: s.nonce, to: s.toAddress, amount, fees, gasLimit });
 		}
 		if (s.kind === "native") {
 			const item = items[0];
 			const balance = await provider.getBalance(item.depositAddress);
-			const signed = await sweep.signNativeSweep({ chainId: network.chainId, depositKey: await this.deps.depositKey(item.derivationIndex), to: s.toAddress, balance, fees, nonce: s.nonce });
-			return signed;
+			// Estimated with what a plain transfer would send: an amount the deposit can pay with its gas.
+			const probe = balance - sweep.maxFeeCost(sweep.NATIVE_TRANSFER_GAS, fees);
+			if (probe <= 0n) return null;
+			const gasLimit = s.rawTx ? sweep.gasLimitOf(s.rawTx) : await this.nativeGas(item.depositAddress, s.toAddress, probe);
+			if (gasLimit === null) return "later";
+			return sweep.signNativeSweep({ chainId: network.chainId, depositKey: await this.deps.depositKey(item.derivationIndex), to: s.toAddress, balance, fees, nonce: s.nonce, gasLimit });
 		}
 		if (s.kind === "topup" || s.kind === "token") {
 			const item = items[0];
@@ -198,19 +228,128 @@ export class SweepRunner {
 		}
 		if (!contracts || !sweeperKey) throw new Error("token sweeps need SWEEPER_PRIVATE_KEY and the sweep contracts of this network");
 		const token = this.token(s.tokenId)!;
-		// Asked again at every signing: a reverted batch may have left some authorizations applied.
-		const nonces = await sweep.authorizationNoncesFor(provider, items.map(i => i.depositAddress), contracts.delegate);
-		const deposits = await Promise.all(items.map(async (item, i) => ({ key: await this.deps.depositKey(item.derivationIndex), address: item.depositAddress, authorizationNonce: nonces[i] })));
-		const gasLimit = sweep.batchGasLimit(deposits.length, nonces.filter(n => n !== null).length);
-		return sweep.signBatchTokenSweep({ chainId: network.chainId, sweeperKey, nonce: s.nonce, batcher: contracts.batcher, delegate: contracts.delegate, token: token.contractAddress, to: s.toAddress, deposits, fees, gasLimit });
+		let kept = items;
+		let gasLimit = s.rawTx ? sweep.gasLimitOf(s.rawTx) : null;
+		if (gasLimit === null) {
+			// Estimated on the chain's state now: a deposit that makes the batch revert (blacklisted, a
+			// paused token) leaves the batch here, before anything is signed, and the rest goes.
+			const estimate = await this.estimateBatch(token, s.toAddress, items);
+			kept = items.filter(i => !estimate.dropped.has(i.depositAddress));
+			if (kept.length < items.length) {
+				if (!(await dropItems(this.deps.sequelize, models, s, items.filter(i => estimate.dropped.has(i.depositAddress)).map(i => i.id), this.deps.now()))) return "later";
+				if (kept.length === 0) return null;
+			}
+			if (estimate.gasLimit === null) return "later";
+			gasLimit = estimate.gasLimit;
+		}
+		return sweep.signBatchTokenSweep({ chainId: network.chainId, sweeperKey, nonce: s.nonce, batcher: contracts.batcher, delegate: contracts.delegate, token: token.contractAddress, to: s.toAddress, deposits: await this.batchDeposits(kept), fees, gasLimit });
+	}
+
+	/** A batch's deposits with their keys and authorization nonces, asked at every signing: a reverted batch may have left some authorizations applied. */
+	private async batchDeposits(items: Array<Pick<SweepItem, "depositAddress" | "derivationIndex">>): Promise<sweep.BatchDeposit[]> {
+		const nonces = await sweep.authorizationNoncesFor(this.deps.provider, items.map(i => i.depositAddress), this.deps.contracts!.delegate);
+		return Promise.all(items.map(async (item, i) => ({ key: await this.deps.depositKey(item.derivationIndex), address: item.depositAddress, authorizationNonce: nonces[i] })));
+	}
+
+	/**
+	 * eth_estimateGas of a token batch. When it says the batch reverts, each deposit is estimated
+	 * alone: those that revert alone are `dropped` and a failure is counted on each (a blacklisted
+	 * deposit); when none passes alone (a paused token, a blacklisted destination) the failure is
+	 * counted at the destination and every deposit is dropped. `gasLimit` is the estimate of the
+	 * deposits kept, null when there is none or it still fails.
+	 */
+	private async estimateBatch(token: SweepToken, to: string, items: Array<Pick<SweepItem, "depositAddress" | "derivationIndex">>): Promise<{ gasLimit: bigint | null; dropped: Set<string> }> {
+		const { provider, network, contracts, sweeperKey } = this.deps;
+		const estimate = async (list: typeof items) =>
+			sweep.estimateBatchGas(provider, { chainId: network.chainId, sweeperKey: sweeperKey!, batcher: contracts!.batcher, delegate: contracts!.delegate, token: token.contractAddress, to, deposits: await this.batchDeposits(list) });
+		const reverts = async (list: typeof items): Promise<{ gas: bigint } | { error: unknown }> => {
+			try {
+				return { gas: await estimate(list) };
+			} catch (err) {
+				if (!sweep.isRevert(err)) throw err;
+				return { error: err };
+			}
+		};
+		const whole = await reverts(items);
+		if ("gas" in whole) return { gasLimit: whole.gas, dropped: new Set() };
+		const bad: Array<{ item: (typeof items)[number]; error: unknown }> = [];
+		for (const item of items) {
+			const alone = await reverts([item]);
+			if ("error" in alone) bad.push({ item, error: alone.error });
+		}
+		if (bad.length === items.length && items.length > 1) {
+			await this.holdFailure(this.holdKey("destination", to, token.tokenId), `${token.symbol} batch gas estimate: ${briefly(whole.error)}`);
+			return { gasLimit: null, dropped: new Set(items.map(i => i.depositAddress)) };
+		}
+		for (const b of bad) await this.holdFailure(this.holdKey("deposit", b.item.depositAddress, token.tokenId), `${token.symbol} sweep gas estimate: ${briefly(b.error)}`);
+		const dropped = new Set(bad.map(b => b.item.depositAddress));
+		const kept = items.filter(i => !dropped.has(i.depositAddress));
+		if (kept.length === 0) return { gasLimit: null, dropped };
+		const rest = await reverts(kept);
+		return { gasLimit: "gas" in rest ? rest.gas : null, dropped };
+	}
+
+	/**
+	 * The gas limit of a native send, estimated against its real destination; null when the node
+	 * says it would revert (a failure is counted at the destination: lib/sweeps/holds.ts). Other
+	 * errors (the node unreachable) throw: the step is tried again, nothing is counted.
+	 */
+	private async nativeGas(from: string, to: string, value: bigint): Promise<bigint | null> {
+		// Held (backing off, or for good): not even estimated, so a failure counts once per attempt.
+		if (this.held("destination", to, "")) return null;
+		try {
+			return await sweep.estimateNativeGas(this.deps.provider, { from, to, value });
+		} catch (err) {
+			if (!sweep.isRevert(err)) throw err;
+			await this.holdFailure(this.holdKey("destination", to, ""), `gas estimate: ${briefly(err)}`);
+			return null;
+		}
+	}
+
+	private holdKey(scope: SweepHoldScope, address: string, tokenId: string): HoldKey {
+		return { networkId: this.deps.network.id, scope, address: getAddress(address), tokenId };
+	}
+
+	private holdAt(scope: SweepHoldScope, address: string, tokenId: string): SweepHold | undefined {
+		return this.holds.get(holdKeyOf(this.holdKey(scope, address, tokenId)));
+	}
+
+	/** True while a hold keeps the sweeper from sending there (backing off, or blocked). */
+	private held(scope: SweepHoldScope, address: string, tokenId: string): boolean {
+		return isHeld(this.holdAt(scope, address, tokenId), this.deps.now());
+	}
+
+	/**
+	 * One failure at a destination or deposit: held until its next attempt, and for good after
+	 * SWEEP_MAX_FAILURES, which is alerted once (an error log, the `sweeps.blocked` metric, error
+	 * tracking). Answers whether it is blocked now.
+	 */
+	private async holdFailure(key: HoldKey, reason: string): Promise<boolean> {
+		const { models, network, settings, logger, now } = this.deps;
+		const { hold, blockedNow } = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
+		this.holds.set(holdKeyOf(key), hold);
+		const what = `${key.scope} ${key.address}${key.tokenId ? ` (${this.token(key.tokenId)?.symbol ?? key.tokenId})` : ""} on ${network.slug}`;
+		if (blockedNow) {
+			const message = `Sweeper: ${what} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent there until support clears it (sweeper-evm.support.clearHold) or the merchant changes the address`;
+			logger.error(message);
+			this.deps.onBlocked?.(key.scope);
+			this.deps.onFailure?.(new Error(message));
+		} else if (!hold.blockedAt) {
+			logger.warn(`Sweeper: ${what} failed (${reason}); failure ${hold.failures} of ${settings.maxFailures}, next attempt after ${hold.nextAttemptAt.toISOString()}`);
+		}
+		return Boolean(hold.blockedAt);
 	}
 
 	private async advance(s: Sweep): Promise<void> {
 		const { provider, network, settings, logger, now } = this.deps;
 		if (s.status === "planned") {
 			const signed = await this.sign(s, 0);
+			if (signed === "later") {
+				await this.endIfBlocked(s);
+				return;
+			}
 			if (!signed) {
-				await this.end(s, "failed", { reason: "not worth its fee" }, "skipped");
+				await this.end(s, "failed", { reason: "not worth its fee, or nothing left to send" }, "skipped");
 				return;
 			}
 			await recordSigned(s, signed, 0, now());
@@ -229,9 +368,7 @@ export class SweepRunner {
 			if (head - receipt.blockNumber + 1 < network.requiredConfirmations) return;
 			const feePaid = (receipt.gasUsed * receipt.gasPrice).toString();
 			if (receipt.status !== 1) {
-				await this.end(s, "failed", { txHash: hash, gasUsed: receipt.gasUsed.toString(), feePaid, reason: "reverted on chain" });
-				if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: `send reverted on chain (${hash}); retried` });
-				logger.warn(`Sweep ${s.id} reverted on ${network.slug} (${hash}); its funds will be planned again`);
+				await this.reverted(s, hash, receipt.gasUsed, feePaid);
 				return;
 			}
 			await this.confirm(s, hash, receipt.gasUsed, feePaid, receipt);
@@ -245,7 +382,7 @@ export class SweepRunner {
 		}
 		if (s.broadcastAt && now().getTime() - s.broadcastAt.getTime() > settings.stuckMs * (s.feeStep + 1)) {
 			const signed = await this.sign(s, s.feeStep + 1);
-			if (!signed) return;
+			if (!signed || signed === "later") return;
 			await recordSigned(s, signed, s.feeStep + 1, now());
 			this.deps.onOutcome?.("replaced");
 			logger.info(`Sweep ${s.id} on ${network.slug} stuck: replaced with higher fees (step ${s.feeStep})`);
@@ -253,9 +390,48 @@ export class SweepRunner {
 		await sweep.broadcast(provider, s.rawTx!).catch(err => logger.warn(`Sweep ${s.id}: broadcast: ${(err as Error).message}`));
 	}
 
-	/** Ends a sweep (lib/sweeps/store.ts finishSweep) and reports its outcome, once. */
-	private async end(s: Sweep, status: "confirmed" | "failed", fields: Parameters<typeof finishSweep>[4], outcome: SweepOutcome = status): Promise<void> {
-		if (await finishSweep(this.deps.sequelize, this.deps.models, s, status, fields, this.deps.now())) this.deps.onOutcome?.(outcome);
+	/** Ends a sweep (lib/sweeps/store.ts finishSweep) and reports its outcome, once. False when it had ended already. */
+	private async end(s: Sweep, status: "confirmed" | "failed", fields: Parameters<typeof finishSweep>[4], outcome: SweepOutcome = status): Promise<boolean> {
+		const ended = await finishSweep(this.deps.sequelize, this.deps.models, s, status, fields, this.deps.now());
+		if (ended) this.deps.onOutcome?.(outcome);
+		return ended;
+	}
+
+	/** The holds a sweep's send counts against: its destination for native sends, its deposits for token sends. */
+	private holdKeysOf(s: Sweep, items: SweepItem[]): HoldKey[] {
+		if (s.kind === "native") return [this.holdKey("destination", s.toAddress, "")];
+		return items.map(i => this.holdKey("deposit", i.depositAddress, i.tokenId));
+	}
+
+	/** A planned sweep that cannot be signed now ends, unsent (its nonce given back), once a hold stops it for good. */
+	private async endIfBlocked(s: Sweep): Promise<void> {
+		const items = await this.deps.models.SweepItem.findAll({ where: { sweepId: s.id } });
+		const blocked = this.holdKeysOf(s, items).map(k => this.holdAt(k.scope, k.address, k.tokenId)).find(h => h?.blockedAt);
+		if (!blocked) return;
+		const reason = `not sent: ${blocked.scope} ${blocked.address} is held after ${blocked.failures} failures (${blocked.reason})`;
+		if (!(await this.end(s, "failed", { reason }, "skipped"))) return;
+		if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason, final: true });
+	}
+
+	/**
+	 * A send mined and reverted. Its gas was paid: by the deposit for a native send (the merchant's
+	 * funds, booked as a `fee` entry so the ledger equals the chain), by the sweeper wallet
+	 * otherwise. A failure is counted at its destination (native) or deposits (tokens), so the same
+	 * send is not tried again at once, nor forever; a withdrawal request fails for good once its
+	 * destination is held for good.
+	 */
+	private async reverted(s: Sweep, hash: string, gasUsed: bigint, feePaid: string): Promise<void> {
+		const { models, network, ports, logger } = this.deps;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
+		const native = network.tokens.find(t => t.contractAddress === "");
+		if (s.kind === "native" && native && items[0]) {
+			await ports.record({ organizationId: items[0].organizationId, mode: items[0].mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
+		}
+		if (!(await this.end(s, "failed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid, reason: "reverted on chain" }))) return;
+		let blocked = false;
+		for (const key of this.holdKeysOf(s, items)) blocked = (await this.holdFailure(key, `${s.kind} send ${hash} reverted on chain`)) || blocked;
+		if (s.requestId) await ports.failRequest({ id: s.requestId, reason: `send reverted on chain (${hash}); ${blocked ? "its destination refuses payments: not retried" : "retried"}`, final: blocked });
+		logger.warn(`Sweep ${s.id} reverted on ${network.slug} (${hash}); ${blocked ? "held: not sent again" : "its funds will be planned again after a pause"}`);
 	}
 
 	/** Confirmed: the ledger gets each deposit's withdrawal (and a native sweep's fee), then the sweep closes. */
@@ -278,6 +454,7 @@ export class SweepRunner {
 			}
 			await ports.completeRequest({ id: s.requestId, txHash: hash });
 			await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
+			await this.clearHoldsOf(s, items);
 			this.deps.logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
 			return;
 		}
@@ -294,7 +471,15 @@ export class SweepRunner {
 			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${moved}`, refType: "sweep_item", refId: String(item.id) });
 		}
 		await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
+		await this.clearHoldsOf(s, items);
 		this.deps.logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${items.length} deposit(s), ${hash}`);
+	}
+
+	/** A confirmed send: failures counted at its destination and deposits no longer count (they count in a row). */
+	private async clearHoldsOf(s: Sweep, items: SweepItem[]): Promise<void> {
+		const keys = [...this.holdKeysOf(s, items), this.holdKey("destination", s.toAddress, s.kind === "native" ? "" : s.tokenId)].filter(k => this.holds.has(holdKeyOf(k)));
+		await clearHolds(this.deps.models, keys);
+		for (const k of keys) this.holds.delete(holdKeyOf(k));
 	}
 
 	/**
@@ -351,16 +536,30 @@ export class SweepRunner {
 		const token = this.token(req.tokenId);
 		if (!token) return;
 		const need = toBaseUnits(req.amount, token.decimals);
+		if (token.contractAddress === "") {
+			// A destination that keeps refusing payments: the request fails for good, with the reason; one backing off waits.
+			const hold = this.holdAt("destination", req.address, "");
+			if (hold?.blockedAt) {
+				await ports.failRequest({ id: req.id, reason: `the destination ${req.address} refuses payments (${hold.failures} failures, last: ${hold.reason}); not sent`, final: true });
+				return;
+			}
+			if (this.held("destination", req.address, "")) return;
+		}
 		const fees = (context.fees ??= await sweep.suggestFees(provider));
 		const toppedUp = own.find(s => s.kind === "topup");
 		const open = await openKeys(models, context.settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
 		for (const c of context.settled) {
 			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId))) continue;
 			if (toppedUp && toppedUp.toAddress !== c.depositAddress) continue; // finish on the deposit that got the gas
+			if (token.contractAddress !== "" && this.held("deposit", c.depositAddress, c.tokenId)) continue; // its sends reverted: backing off
 			if (!(await this.isRequestable(c, context))) continue;
 			const eth = await provider.getBalance(c.depositAddress);
 			if (token.contractAddress === "") {
+				// 21,000 is the least a send costs; the destination's real gas is estimated only then.
 				if (eth < need + this.nativeSendFee(fees)) continue;
+				const gas = await this.nativeGas(c.depositAddress, req.address, need);
+				if (gas === null) return; // the destination refuses it: counted there, tried again after its pause
+				if (eth < need + sweep.maxFeeCost(gas, fees)) continue;
 				// The item holds the whole deposit while the send is in flight: the fee comes from it too.
 				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [this.item(c, token, eth)], requestId: req.id }, now());
 				return;
@@ -415,10 +614,17 @@ export class SweepRunner {
 			const destination = target.address;
 			const fromSettings = target.source === "settings";
 			if (token.contractAddress === "") {
+				if (this.held("destination", destination, "")) continue;
 				const fees = await sweep.suggestFees(provider);
-				const fee = 21_000n * fees.maxFeePerGas;
 				const old = now().getTime() - new Date(c.completedAt).getTime() > settings.maxAgeMs;
-				if (amount <= fee || (amount < fee * BigInt(settings.minValueMultiple) && !old)) continue;
+				const worthIt = (gas: bigint) => {
+					const fee = sweep.maxFeeCost(gas, fees);
+					return amount > fee && (amount >= fee * BigInt(settings.minValueMultiple) || old);
+				};
+				// Worth it at 21,000 (the least a send costs) before the destination's real gas is asked.
+				if (!worthIt(sweep.NATIVE_TRANSFER_GAS)) continue;
+				const gas = await this.nativeGas(c.depositAddress, destination, amount - sweep.maxFeeCost(sweep.NATIVE_TRANSFER_GAS, fees));
+				if (gas === null || !worthIt(gas)) continue;
 				const items = [this.item(c, token, amount)];
 				// Funds pending requests are paid from stay at their deposit (lib/sweeps/reservations.ts).
 				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
@@ -426,6 +632,8 @@ export class SweepRunner {
 				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: destination, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items, admit }, now());
 				continue;
 			}
+			// A deposit or a token destination backing off after failures (lib/sweeps/holds.ts) waits.
+			if (this.held("deposit", c.depositAddress, c.tokenId) || this.held("destination", destination, c.tokenId)) continue;
 			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(amount, token.decimals)))) continue;
 			const key = `${c.tokenId}|${destination}`;
 			byGroup.set(key, [...(byGroup.get(key) ?? []), { ...c, amount, destination, settings: fromSettings }]);
@@ -445,9 +653,13 @@ export class SweepRunner {
 		for (const group of byGroup.values()) {
 			const token = this.token(group[0].tokenId)!;
 			for (let i = 0; i < group.length; i += settings.batchSize) {
-				const batch = group.slice(i, i + settings.batchSize);
+				let batch = group.slice(i, i + settings.batchSize);
 				const oldest = Math.min(...batch.map(c => new Date(c.completedAt).getTime()));
 				if (batch.length < settings.batchSize && now().getTime() - oldest < settings.maxAgeMs) continue;
+				// Estimated before a nonce is taken: deposits that make it revert stay out (and are held).
+				const estimate = await this.estimateBatch(token, batch[0].destination, batch);
+				batch = batch.filter(c => !estimate.dropped.has(c.depositAddress));
+				if (estimate.gasLimit === null || batch.length === 0) continue;
 				const items = batch.map(c => this.item(c, token, c.amount));
 				const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
 				await planSweep(

@@ -133,6 +133,7 @@ export async function finishSweep(sequelize: Sequelize, models: Models, sweep: S
 	return inTransaction(sequelize, async t => {
 		const row = await models.Sweep.findByPk(sweep.id, forUpdate(t));
 		if (!row || row.status === "confirmed" || row.status === "failed") return false;
+		if (row.status === "planned") await releaseNonce(models, row, now, t);
 		row.status = status;
 		if (fields.txHash) row.txHash = fields.txHash;
 		row.gasUsed = fields.gasUsed ?? row.gasUsed;
@@ -141,6 +142,36 @@ export async function finishSweep(sequelize: Sequelize, models: Models, sweep: S
 		row.updatedAt = now;
 		await row.save({ transaction: t });
 		await models.SweepItem.update({ openKey: null }, { where: { sweepId: row.id }, transaction: t });
+		return true;
+	});
+}
+
+/**
+ * A planned sweep was never signed, so never sent: its nonce goes back to the wallet when no
+ * later sweep took the next one, else the wallet's next transaction would wait forever behind a
+ * nonce nobody sends. (A later sweep already planned keeps its nonce; the gap then stays until
+ * the wallet's counter is reset from the chain: docs/withdrawals.md "Reverted sends and holds".)
+ */
+async function releaseNonce(models: Models, row: Sweep, now: Date, t: Transaction): Promise<void> {
+	const wallet = await models.SweepWallet.findOne({ where: { networkId: row.networkId, address: row.fromAddress }, ...forUpdate(t) });
+	if (!wallet || wallet.nextNonce !== row.nonce + 1) return;
+	wallet.nextNonce = row.nonce;
+	wallet.updatedAt = now;
+	await wallet.save({ transaction: t });
+}
+
+/**
+ * Takes deposits out of a planned (never signed) sweep, e.g. the deposits that make a batch
+ * revert; their funds are free to be planned again. False when the sweep was signed meanwhile.
+ */
+export async function dropItems(sequelize: Sequelize, models: Models, sweep: Sweep, itemIds: number[], now: Date): Promise<boolean> {
+	if (itemIds.length === 0) return true;
+	return inTransaction(sequelize, async t => {
+		const row = await models.Sweep.findByPk(sweep.id, forUpdate(t));
+		if (!row || row.status !== "planned") return false;
+		await models.SweepItem.destroy({ where: { sweepId: row.id, id: { [Op.in]: itemIds } }, transaction: t });
+		row.updatedAt = now;
+		await row.save({ transaction: t });
 		return true;
 	});
 }

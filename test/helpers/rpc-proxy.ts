@@ -39,6 +39,12 @@ export interface RpcProxy {
 	swallowAnswers(method: string | null): void;
 	/** true: eth_getLogs answers `[]` whatever the chain has (a provider's incomplete log index). */
 	hideLogs(on: boolean): void;
+	/**
+	 * Calls of `method` are answered with `result` without reaching the node (e.g. eth_estimateGas
+	 * saying a send passes when the chain will revert it: a state that changed between the
+	 * estimate and the block); null: passed to the node again.
+	 */
+	answer(method: string, result: unknown): void;
 	/** Closes the port and drops open connections (node down). */
 	stop(): Promise<void>;
 	/** Listens again on the same port (node back). */
@@ -61,6 +67,7 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 	let stalls = 0;
 	let swallow: string | null = null;
 	let logsHidden = false;
+	const canned = new Map<string, unknown>();
 	const sockets = new Set<net.Socket>();
 	const held: http.ServerResponse[] = [];
 
@@ -82,6 +89,7 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 			counts.set(call.method, (counts.get(call.method) ?? 0) + 1);
 			if (refused(call)) answers.set(index, rangeError(call.id));
 			else if (logsHidden && call.method === "eth_getLogs") answers.set(index, { jsonrpc: "2.0", id: call.id, result: [] });
+			else if (canned.has(call.method)) answers.set(index, { jsonrpc: "2.0", id: call.id, result: canned.get(call.method) });
 			else passed.push({ index, call });
 		});
 		if (passed.length > 0) {
@@ -160,6 +168,10 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 		},
 		hideLogs(on: boolean) {
 			logsHidden = on;
+		},
+		answer(method: string, result: unknown) {
+			if (result === null) canned.delete(method);
+			else canned.set(method, result);
 		},
 		async stop() {
 			const closed = new Promise<void>(resolve => server.close(() => resolve()));

@@ -23,6 +23,8 @@ const SUPPORT_ACTIONS = [
 	"watcher-bitcoin.support.cursors",
 	"watcher-bitcoin.support.transfers",
 	"watcher-bitcoin.support.rewind",
+	"sweeper-evm.support.clearHold",
+	"sweeper-bitcoin.support.clearHold",
 ];
 
 describe("support actions are not reachable through the gateway", () => {

@@ -50,7 +50,7 @@ contract TestToken {
 		for (uint256 i = 0; i < to.length; i++) _transfer(msg.sender, to[i], amounts[i]);
 	}
 
-	function _transfer(address from, address to, uint256 amount) internal {
+	function _transfer(address from, address to, uint256 amount) internal virtual {
 		require(balanceOf[from] >= amount, "balance");
 		balanceOf[from] -= amount;
 		balanceOf[to] += amount;

@@ -11,7 +11,7 @@ import { deployContract } from "../../../lib/chains/evm-contracts";
 import { evmCodec } from "../../../lib/chains/evm";
 import {
 	NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS_LIMIT, authorizationNonceFor, authorizationNoncesFor, batchGasLimit, broadcast, bumpFees, delegationOf, deploySweepContracts,
-	estimateBatchGas, feesFrom, gasTopUpAmount, isDelegatedTo, nativeSweepValue, replacementFees, signBatchTokenSweep, signGasTopUp, signNativeSweep,
+	estimateBatchGas, estimateNativeGas, feesFrom, gasLimitOf, isRevert, gasTopUpAmount, isDelegatedTo, nativeSweepValue, replacementFees, signBatchTokenSweep, signGasTopUp, signNativeSweep,
 	signTokenTransfer, suggestFees, sweepBatcherInterface, sweepDelegateInterface, sweptAmounts, type BatchDeposit, type Fees,
 } from "../../../lib/chains/evm-sweep";
 import { startAnvil, type Anvil } from "../../helpers/anvil";
@@ -149,6 +149,27 @@ describeChain("EVM sweeps (anvil)", () => {
 	}, 60_000);
 	afterAll(async () => {
 		await anvil?.stop();
+	});
+
+	it("native gas: 21,000 to an address without code, the estimate plus a margin to a contract whose receive() writes storage, a revert to one that refuses", async () => {
+		const [deposit] = await depositKeys(1);
+		await (await anvil.accounts[0].sendTransaction({ to: deposit.address, value: parseEther("1") })).wait();
+		expect(await estimateNativeGas(anvil.provider, { from: deposit.address, to: randomAddress(), value: parseEther("0.5") })).toBe(NATIVE_TRANSFER_GAS);
+		const safeLike = await deployContract(anvil.accounts[0], "StoringReceiver");
+		const gasLimit = await estimateNativeGas(anvil.provider, { from: deposit.address, to: await safeLike.getAddress(), value: parseEther("0.5") });
+		expect(gasLimit).toBeGreaterThan(NATIVE_TRANSFER_GAS + 20_000n);
+		// Signed with that limit, the send lands and the contract ran.
+		const f = await fees();
+		const signed = await signNativeSweep({ chainId: anvil.chainId, depositKey: deposit.key, to: await safeLike.getAddress(), balance: await anvil.provider.getBalance(deposit.address), fees: f, nonce: 0, gasLimit });
+		expect(gasLimitOf(signed!.raw)).toBe(gasLimit);
+		expect((await receiptOf(await broadcast(anvil.provider, signed!.raw))).status).toBe(1);
+		expect(await safeLike.count()).toBe(1n);
+		const refuser = await deployContract(anvil.accounts[0], "RevertingReceiver");
+		const err = await estimateNativeGas(anvil.provider, { from: deposit.address, to: await refuser.getAddress(), value: 1n }).then(() => null, e => e);
+		expect(err).not.toBeNull();
+		expect(isRevert(err)).toBe(true);
+		expect(isRevert(Object.assign(new Error("server response 502 Bad Gateway"), { code: "SERVER_ERROR" }))).toBe(false);
+		expect(isRevert(Object.assign(new Error("request timeout"), { code: "TIMEOUT" }))).toBe(false);
 	});
 
 	it("native: the deposit address sends its balance minus the fee; the destination receives exactly that", async () => {
