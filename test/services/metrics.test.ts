@@ -57,7 +57,7 @@ async function scrape(port: number): Promise<Scrape> {
 }
 
 /** Labels the gateway's own metrics may carry (besides the reporter's namespace and nodeID): bounded sets only. */
-const ALLOWED_LABELS = new Set(["namespace", "nodeID", "mode", "network", "outcome", "le"]);
+const ALLOWED_LABELS = new Set(["namespace", "nodeID", "mode", "network", "outcome", "scope", "le"]);
 const OWN_PREFIXES = ["payments_", "webhooks_", "watcher_", "sweeps_"];
 
 function expectBoundedLabels(s: Scrape): void {
@@ -283,6 +283,8 @@ describe("watcher and sweeper metrics on a real anvil node", () => {
 		for (const name of ["watcher_head", "watcher_cursor", "watcher_lag"]) expect(watched.types.get(name)).toBe("gauge");
 		// Sweep outcomes of a swept network are shown at 0 from the start.
 		expect(watched.value("sweeps_outcomes", { ...labels, outcome: "failed" })).toBe(0);
+		// Exported at 0 from the start, so an alert on the first hold fires.
+		expect(watched.value("sweeps_blocked", { network: labels.network, scope: "destination" })).toBe(0);
 
 		const { user, key } = await sandboxMerchant(node);
 		const destination = Wallet.createRandom().address;
