@@ -148,14 +148,18 @@ export async function finishSweep(sequelize: Sequelize, models: Models, sweep: S
 
 /**
  * A planned sweep was never signed, so never sent: its nonce goes back to the wallet when no
- * later sweep took the next one, else the wallet's next transaction would wait forever behind a
+ * later sweep took the next one (the record keeps a negative placeholder nonce), else the wallet's next transaction would wait forever behind a
  * nonce nobody sends. (A later sweep already planned keeps its nonce; the gap then stays until
  * the wallet's counter is reset from the chain: docs/withdrawals.md "Reverted sends and holds".)
  */
 async function releaseNonce(models: Models, row: Sweep, now: Date, t: Transaction): Promise<void> {
 	const wallet = await models.SweepWallet.findOne({ where: { networkId: row.networkId, address: row.fromAddress }, ...forUpdate(t) });
 	if (!wallet || wallet.nextNonce !== row.nonce + 1) return;
-	wallet.nextNonce = row.nonce;
+	// The record gives up its nonce too (UNIQUE wallet + nonce): a placeholder below every nonce the
+	// wallet has used, chosen under the wallet's lock, so the next sweep can take the real one.
+	const lowest = Number((await models.Sweep.min("nonce", { where: { networkId: row.networkId, fromAddress: row.fromAddress }, transaction: t })) ?? 0);
+	row.nonce = Math.min(lowest, 0) - 1;
+	wallet.nextNonce = wallet.nextNonce - 1;
 	wallet.updatedAt = now;
 	await wallet.save({ transaction: t });
 }
