@@ -30,8 +30,12 @@ export const METRIC = {
 export const WEBHOOK_OUTCOMES = ["delivered", "retrying", "failed"] as const;
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
-/** A sweep transaction's steps: broadcast, confirmed, failed (reverted, nonce taken), replaced (fee bump), skipped (not worth its fee, ended unsent). */
-export const SWEEP_OUTCOMES = ["broadcast", "confirmed", "failed", "replaced", "skipped"] as const;
+/**
+ * A sweep transaction's steps: broadcast, confirmed, failed (proven: reverted on chain), replaced
+ * (fee bump), skipped (not worth its fee, ended unsent), stalled (its nonce or inputs were taken by a
+ * transaction we do not know: an operator alert, funds kept locked).
+ */
+export const SWEEP_OUTCOMES = ["broadcast", "confirmed", "failed", "replaced", "skipped", "stalled"] as const;
 export type SweepOutcome = (typeof SWEEP_OUTCOMES)[number];
 
 /** Where a sweeper stopped sending after repeated failures (lib/sweeps/holds.ts): a destination, or a token deposit. */

@@ -5,21 +5,23 @@
  * the step loop, and the `status` action for the REPL. `sweeper-evm` and `sweeper-bitcoin` only
  * say how to build a runner for a network.
  */
-import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { v5 as uuidv5 } from "uuid";
 import { App, appOf } from "../lib/app";
-import { notFound } from "../lib/errors";
 import { captureLoopError } from "../lib/error-tracking";
+import { badRequest, notFound } from "../lib/errors";
+import { finishSweep } from "../lib/sweeps/store";
 import { countMetric, METRIC, startCounters, SWEEP_HOLD_SCOPES, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
 import { clearHoldsAt } from "../lib/sweeps/holds";
 import type { SweepHoldScope } from "../models/sweep.model";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
-import { acquireLease, ensureCursor, Lease, releaseLease, renewLease } from "../lib/watchers/store";
+import { acquireLease, ensureCursor, Lease, LeaseLostError, releaseLease, renewLease } from "../lib/watchers/store";
 import type { WatchableNetwork } from "../services/networks.service";
 
 export interface SweepStepper {
-	step(): Promise<void>;
+	/** One step under the network's sweep lease: every write is fenced by it; `lost` aborts when it is gone. */
+	step(fence: Lease, lost: AbortSignal): Promise<void>;
 	close?(): void;
 }
 
@@ -40,13 +42,21 @@ export interface SweeperMixinOptions {
 	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string, hooks: SweepRunnerHooks): SweepStepper | null;
 }
 
+interface RunnerEntry {
+	runner: SweepStepper;
+	leaseId: string;
+	lease: Lease | null;
+	slug: string;
+}
+
 interface SweeperMethods {
 	tick(): Promise<void>;
 	refreshNetworks(): Promise<void>;
+	stepWithHeartbeat(r: RunnerEntry, lease: Lease): Promise<void>;
 }
 
 interface SweeperVars {
-	runners: Map<string, { runner: SweepStepper; leaseId: string; lease: Lease | null; slug: string }>;
+	runners: Map<string, RunnerEntry>;
 	timer: NodeJS.Timeout | null;
 	running: Promise<void> | null;
 	owner: string;
@@ -73,12 +83,16 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					for (const [networkId, r] of this.runners) {
 						const recent = await models.Sweep.findAll({ where: { networkId }, order: [["createdAt", "DESC"]], limit: 10 });
 						const holds = await models.SweepHold.findAll({ where: { networkId }, order: [["updatedAt", "DESC"]], limit: 100 });
+						// Stalled sweeps are operator alerts (docs/operations.md "A stalled sweep"): all of them, whatever their age.
+						const stalled = await models.Sweep.findAll({ where: { networkId, status: "stalled" }, order: [["createdAt", "ASC"]] });
+						const view = (s: (typeof recent)[number]) => ({ id: s.id, kind: s.kind, status: s.status, txHash: s.txHash, nonce: s.nonce, reason: s.reason, bridgeState: s.bridgeState });
 						out.push({
 							networkId,
 							slug: r.slug,
 							leader: Boolean(r.lease),
-							sweeps: recent.map(s => ({ id: s.id, kind: s.kind, status: s.status, txHash: s.txHash, nonce: s.nonce, reason: s.reason, bridgeState: s.bridgeState })),
+							sweeps: recent.map(view),
 							holds: holds.map(h => ({ scope: h.scope, address: h.address, tokenId: h.tokenId || null, failures: h.failures, reason: h.reason, blocked: Boolean(h.blockedAt), blockedAt: h.blockedAt, nextAttemptAt: h.blockedAt ? null : h.nextAttemptAt })),
+							alerts: stalled.map(s => ({ ...view(s), fromAddress: s.fromAddress, hashes: s.hashes, requestId: s.requestId, unseenSince: s.unseenSince?.toISOString() ?? null })),
 						});
 					}
 					return out;
@@ -102,6 +116,30 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					const cleared = await clearHoldsAt(models, network.id, ctx.params.address);
 					if (cleared > 0) this.logger.warn(`Sweeper: ${cleared} hold(s) on ${ctx.params.address} (${network.slug}) cleared by support`);
 					return { network: network.slug, address: ctx.params.address, cleared };
+				},
+			},
+
+			/**
+			 * An operator's answer to a stalled sweep (docs/operations.md "A stalled sweep"), once they
+			 * have checked on chain that the deposit(s) still hold the funds: `release` ends it `failed`,
+			 * so its funds (and its withdrawal request) are planned again. Only a stalled sweep can be
+			 * released; whatever else happened on chain is booked by hand, as that section says.
+			 */
+			"support.resolveStalled": {
+				visibility: "public",
+				auth: "admin",
+				params: { $$strict: "remove", sweepId: { type: "uuid" }, resolution: { type: "enum", values: ["release"] }, note: { type: "string", max: 500, optional: true } },
+				async handler(this: SweeperThis, ctx: Context<{ sweepId: string; resolution: "release"; note?: string }>) {
+					const { models, sequelize, clock } = appOf(this.broker);
+					const sweep = await models.Sweep.findByPk(ctx.params.sweepId);
+					if (!sweep || !this.runners.has(sweep.networkId)) throw notFound("Sweep not found");
+					if (sweep.status !== "stalled") throw badRequest(`The sweep is ${sweep.status}, not stalled`, { sweepId: "notStalled" });
+					const reason = `released by an operator${ctx.params.note ? `: ${ctx.params.note}` : ""} (was: ${sweep.reason ?? "stalled"})`;
+					if (!(await finishSweep(sequelize, models, null, sweep, "failed", { reason }, clock.now()))) throw badRequest("The sweep has changed meanwhile", { sweepId: "changed" });
+					if (sweep.requestId) await ctx.call("withdrawals.failRequest", { id: sweep.requestId, reason: `sweep ${sweep.id} ${reason}; retried` });
+					this.logger.warn(`Sweeper: stalled sweep ${sweep.id} ${reason}; its funds are planned again`);
+					const row = (await models.Sweep.findByPk(sweep.id))!;
+					return { id: row.id, status: row.status, reason: row.reason };
 				},
 			},
 		},
@@ -129,7 +167,12 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				}
 			},
 
-			/** One round: the lease of each network (taken or renewed), then a step where it is held. */
+			/**
+			 * One round: the lease of each network (taken or renewed), then a step where it is held. The
+			 * lease is renewed while the step runs (a heartbeat at a third of SWEEP_LEASE_MS): once a
+			 * renewal fails the step is aborted between sweeps, and every write it still tries is refused
+			 * by the fence (lib/sweeps/store.ts), so a node that lost its lease mid-step changes nothing.
+			 */
 			async tick(this: SweeperThis) {
 				const { models, config } = appOf(this.broker);
 				await this.refreshNetworks();
@@ -137,12 +180,42 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					try {
 						if (r.lease && !(await renewLease(models, r.lease, config.sweeper.leaseMs, Date.now()))) r.lease = null;
 						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, Date.now());
-						if (r.lease) await r.runner.step();
+						if (r.lease) await this.stepWithHeartbeat(r, r.lease);
 					} catch (err) {
+						if (err instanceof LeaseLostError) {
+							r.lease = null;
+							this.logger.warn(`Sweeper: lease on ${r.slug} lost during a step; it stopped and wrote nothing more`);
+							continue;
+						}
 						this.logger.warn(`Sweeper step failed on ${r.slug}: ${(err as Error).message}`);
 						captureLoopError(err, { service: this.name, network: r.slug });
 					}
 				}
+			},
+
+			async stepWithHeartbeat(this: SweeperThis, r: RunnerEntry, lease: Lease) {
+				const { models, config } = appOf(this.broker);
+				const lost = new AbortController();
+				let renewing: Promise<void> | null = null;
+				const beat = setInterval(() => {
+					if (renewing || lost.signal.aborted) return;
+					renewing = renewLease(models, lease, config.sweeper.leaseMs, Date.now())
+						.then(held => {
+							if (!held) lost.abort();
+						})
+						// A database that cannot be reached cannot confirm the lease either: stop writing.
+						.catch(() => lost.abort())
+						.finally(() => {
+							renewing = null;
+						});
+				}, Math.max(50, Math.floor(config.sweeper.leaseMs / 3)));
+				try {
+					await r.runner.step(lease, lost.signal);
+				} finally {
+					clearInterval(beat);
+					await renewing;
+				}
+				if (lost.signal.aborted) throw new LeaseLostError(lease.networkId);
 			},
 		},
 

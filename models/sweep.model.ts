@@ -22,8 +22,15 @@ export class SweepWallet extends Model<InferAttributes<SweepWallet>, InferCreati
 	}
 }
 
-export const SWEEP_STATUSES = ["planned", "signed", "broadcast", "confirmed", "failed"] as const;
+/**
+ * `stalled`: the sending nonce was used by a transaction we do not know and none of the sweep's
+ * own transactions could be found after bounded re-checks over several polls. Not a failure: its
+ * items (and its request) stay open until an operator resolves it (docs/operations.md).
+ */
+export const SWEEP_STATUSES = ["planned", "signed", "broadcast", "confirmed", "failed", "stalled"] as const;
 export type SweepStatus = (typeof SWEEP_STATUSES)[number];
+/** A sweep not ended: its items (and request) are open, its funds held (a stalled one until an operator resolves it). */
+export const OPEN_SWEEP_STATUSES: readonly SweepStatus[] = ["planned", "signed", "broadcast", "stalled"];
 /**
  * native: a deposit's coin, sent by the deposit key (it pays its own gas); batch7702: token
  * deposits swept through their EIP-7702 delegation, gas paid by the sweeper wallet; topup: gas
@@ -64,6 +71,13 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 	/** pending until the provider reports completed, failed or refunded. */
 	declare bridgeState: CreationOptional<string | null>;
 	declare bridgeTxHash: CreationOptional<string | null>;
+	/** The request id while the sweep paying it is in flight or stalled (UNIQUE: one sweep per request at a time). */
+	declare openRequestKey: CreationOptional<string | null>;
+	/** Consecutive polls that found the nonce used and none of the sweep's transactions, since when. */
+	declare unseenPolls: CreationOptional<number>;
+	declare unseenSince: CreationOptional<Date | null>;
+	/** UTXO sweeps: the block the sweep's transaction was found in (its confirmations are read there). */
+	declare minedBlock: CreationOptional<string | null>;
 	declare broadcastAt: Date | null;
 	declare createdAt: Date;
 	declare updatedAt: Date;
@@ -91,6 +105,10 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 				bridgeQuoteId: DataTypes.STRING(200),
 				bridgeState: DataTypes.STRING(12),
 				bridgeTxHash: DataTypes.STRING(200),
+				openRequestKey: DataTypes.STRING(36),
+				unseenPolls: { type: DataTypes.INTEGER, defaultValue: 0 },
+				unseenSince: DataTypes.DATE(3),
+				minedBlock: DataTypes.STRING(100),
 				broadcastAt: DataTypes.DATE(3),
 				createdAt: DataTypes.DATE(3),
 				updatedAt: DataTypes.DATE(3),

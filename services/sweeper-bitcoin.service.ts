@@ -23,7 +23,7 @@ const SweeperBitcoinService: ServiceSchema = {
 			chainType: "bitcoin",
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const params = chainParamsFor(network);
-				const rpc = createUtxoRpc(rpcUrl, { timeoutMs: app.config.watchers.rpcTimeoutMs });
+				const rpc = createUtxoRpc(rpcUrl, { timeoutMs: app.config.sweeper.rpcTimeoutMs });
 				const ports = sweeperPorts(service);
 				const runner = new UtxoSweepRunner({
 					sequelize: app.sequelize,
@@ -35,13 +35,15 @@ const SweeperBitcoinService: ServiceSchema = {
 					dustRelayFeeSatPerKvB: bitcoinNetworkName(params).startsWith("litecoin") ? LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB : DEFAULT_DUST_RELAY_FEE_SAT_PER_KVB,
 					feePolicy: { floorSatPerVb: app.config.sweeper.utxoFeeFloorSatPerVb, capSatPerVb: app.config.sweeper.utxoFeeCapSatPerVb },
 					stuckMs: app.config.sweeper.stuckMs,
+					proofPolls: app.config.sweeper.proofPolls,
+					proofMs: app.config.sweeper.proofMs,
 					depositKey: index => codecFor("bitcoin").derivePrivateKey(hdSeed(app).seed, params, index),
 					ports: { ...ports, creditedOutputs: p => service.broker.call("transactions.creditedOutputs", p) },
 					now: () => app.clock.now(),
 					logger: service.logger,
 					...hooks,
 				});
-				return { step: () => runner.step() };
+				return { step: (fence, lost) => runner.step(fence, lost) };
 			},
 		}),
 	],

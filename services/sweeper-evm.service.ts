@@ -40,7 +40,9 @@ const SweeperEvmService: ServiceSchema = {
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
 				// Credentials in the URL become a header; errors leave it scrubbed of the URL's secrets (lib/chains/evm-rpc.ts).
-				const provider = createEvmProvider(rpcUrl, { chainId: network.chainId });
+				// A short per-call timeout (ethers waits 5 minutes by default): a stalled node fails the call,
+				// it does not hold the step (and its lease) for minutes.
+				const provider = createEvmProvider(rpcUrl, { chainId: network.chainId, timeoutMs: config.sweeper.rpcTimeoutMs });
 				const params = chainParamsFor(network);
 				const runner = new SweepRunner({
 					sequelize: app.sequelize,
@@ -59,12 +61,14 @@ const SweeperEvmService: ServiceSchema = {
 						maxAgeMs: config.sweeper.maxAgeMs,
 						maxFailures: config.sweeper.maxFailures,
 						failureBackoffMs: config.sweeper.failureBackoffMs,
+						proofPolls: config.sweeper.proofPolls,
+						proofMs: config.sweeper.proofMs,
 					},
 					now: () => app.clock.now(),
 					logger: service.logger,
 					...hooks,
 				});
-				return { step: () => runner.step(), close: () => provider.destroy() };
+				return { step: (fence, lost) => runner.step(fence, lost), close: () => provider.destroy() };
 			},
 		}),
 	],

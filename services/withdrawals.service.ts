@@ -27,6 +27,7 @@ import { checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/inpu
 import { isUniqueViolation } from "../lib/payments/store";
 import { LedgerKind, RECORDABLE_KINDS, signProblem, summaryTotals, tokenTotals, usdcValue, WITHDRAWAL_STRATEGIES } from "../lib/withdrawals/ledger";
 import { appendEntry, balanceOf, creditedTransactions, isAccountRace, kindSums, lockAccount } from "../lib/withdrawals/store";
+import { assertFence, type SweepFence } from "../lib/sweeps/store";
 import type { WithdrawalsConfig } from "../lib/withdrawals/config";
 import { checkoutCreditEntry } from "../lib/withdrawals/reversals";
 import { MANAGERS, OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
@@ -91,7 +92,10 @@ export interface EntryView {
 }
 
 /** An entry as the sweeper writes it; `amount` is signed (credit and refund positive; sweep, withdrawal and fee negative). */
-export type RecordParams = Omit<EntryView, "id" | "createdAt">;
+export type RecordParams = Omit<EntryView, "id" | "createdAt"> & { fence?: SweepFence };
+
+/** The sweeper's lease a ledger write is made under: checked in the entry's own DB transaction (lib/sweeps/store.ts assertFence). */
+const fenceRule = { type: "object", optional: true, strict: "remove", props: { networkId: { type: "uuid" }, owner: { type: "string", min: 1, max: 200 }, token: { type: "number", integer: true } } } as const;
 
 function settingsView(s: WithdrawalSettings): SettingsView {
 	return { id: s.id, userId: s.userId, addresses: s.addresses, isEnabled: true, strategy: s.strategy, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() };
@@ -359,14 +363,16 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 				amount: signedAmountRule,
 				refType: { type: "string", min: 1, max: 32 },
 				refId: { type: "string", min: 1, max: 128 },
+				fence: fenceRule,
 			},
 			async handler(this: WithdrawalsThis, ctx: Ctx<RecordParams>) {
-				const p = ctx.params;
+				const { fence, ...p } = ctx.params;
 				const problem = signProblem(p.kind, p.amount);
 				if (problem) throw badRequest(`A ${p.kind} entry's amount has the wrong sign`, { amount: problem });
 				const token = (await ctx.call("networks.getToken", { id: p.tokenId })) as TokenWithNetworkView;
 				if (token.networkId !== p.networkId) throw badRequest("Token does not belong to the network", { tokenId: "tokenNotOnNetwork" });
-				const out = await appendEntry(appOf(this.broker), { ...p, amount: money(p.amount).toFixed() });
+				const app = appOf(this.broker);
+				const out = await appendEntry(app, { ...p, amount: money(p.amount).toFixed() }, fence ? t => assertFence(app.models, fence, t) : undefined);
 				return { recorded: out.recorded, duplicate: out.duplicate, entry: entryView(out.entry) };
 			},
 		},
@@ -481,8 +487,8 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 		 */
 		completeRequest: {
 			visibility: "public",
-			params: { $$strict: "remove", id: { type: "uuid" }, txHash: { type: "string", min: 1, max: 128 } },
-			async handler(this: WithdrawalsThis, ctx: Ctx<{ id: string; txHash: string }>) {
+			params: { $$strict: "remove", id: { type: "uuid" }, txHash: { type: "string", min: 1, max: 128 }, fence: fenceRule },
+			async handler(this: WithdrawalsThis, ctx: Ctx<{ id: string; txHash: string; fence?: SweepFence }>) {
 				const app = appOf(this.broker);
 				const { models, clock } = app;
 				const req = await models.WithdrawalRequest.findByPk(ctx.params.id);
@@ -492,6 +498,7 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 					app,
 					{ organizationId: req.organizationId, mode: req.mode, networkId: req.sourceNetworkId, tokenId: req.tokenId, kind: "withdrawal", amount: money(req.amount).neg().toFixed(), refType: "withdrawal_request", refId: req.id },
 					async t => {
+						if (ctx.params.fence) await assertFence(models, ctx.params.fence, t);
 						const now = clock.now();
 						const [n] = await models.WithdrawalRequest.update({ status: "completed", txHash: ctx.params.txHash, completedAt: now, updatedAt: now }, { where: { id: req.id, status: "pending" }, transaction: t });
 						if (n !== 1) throw badRequest("The request is not pending", { id: "notPending" });

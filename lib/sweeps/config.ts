@@ -23,6 +23,11 @@ export interface SweeperConfig {
 	maxFailures: number;
 	/** The pause after a destination's or deposit's first failure; it doubles with each further one (at most 64×). */
 	failureBackoffMs: number;
+	/** Every sweeper RPC call ends (fails) after this long, so a stalled node never holds a step past its lease. */
+	rpcTimeoutMs: number;
+	/** A sweep whose nonce is used and none of its transactions found is stalled (operator alert) only after this many polls and this long. */
+	proofPolls: number;
+	proofMs: number;
 	/** UTXO sweeps: the fee rate from estimatesmartfee, never below the floor nor above the cap (sat/vB). */
 	utxoFeeFloorSatPerVb: number;
 	utxoFeeCapSatPerVb: number;
@@ -55,6 +60,9 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 		leaseMs: int("SWEEP_LEASE_MS", env.SWEEP_LEASE_MS, 30_000, 1_000, 600_000),
 		maxFailures: int("SWEEP_MAX_FAILURES", env.SWEEP_MAX_FAILURES, 3, 1, 100),
 		failureBackoffMs: int("SWEEP_FAILURE_BACKOFF_MS", env.SWEEP_FAILURE_BACKOFF_MS, 300_000, 50, 86_400_000),
+		rpcTimeoutMs: int("SWEEP_RPC_TIMEOUT_MS", env.SWEEP_RPC_TIMEOUT_MS, 10_000, 100, 120_000),
+		proofPolls: int("SWEEP_PROOF_POLLS", env.SWEEP_PROOF_POLLS, 3, 2, 1_000),
+		proofMs: int("SWEEP_PROOF_MS", env.SWEEP_PROOF_MS, 120_000, 0, 86_400_000),
 		utxoFeeFloorSatPerVb: int("SWEEP_UTXO_FEE_FLOOR", env.SWEEP_UTXO_FEE_FLOOR, 2, 1, 10_000),
 		utxoFeeCapSatPerVb: int("SWEEP_UTXO_FEE_CAP", env.SWEEP_UTXO_FEE_CAP, 200, 1, 100_000),
 	};

@@ -19,9 +19,11 @@ import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../models/sweep.model";
 import type { SweepOutcome } from "../metrics";
+import { LeaseLostError } from "../watchers/store";
 import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "./holds";
+import { countUnseen, type ProofRule } from "./proof";
 import { Reservations } from "./reservations";
-import { dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
+import { dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, recordUnseen, saveSweep, sweepsInFlight, sweptTransactions, type SweepFence } from "./store";
 
 export interface SweepToken {
 	tokenId: string;
@@ -54,12 +56,13 @@ export interface SweepableCheckout {
 export interface SweeperPorts {
 	sweepable(p: { networkId: string }): Promise<SweepableCheckout[]>;
 	destination(p: { organizationId: string; chainType: string; transactionId: string }): Promise<string | null>;
-	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
+	/** A ledger entry, written only while `fence` still holds the sweep lease (checked in the entry's DB transaction). */
+	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string; fence: SweepFence }): Promise<unknown>;
 	/** How a checkout's funds leave: direct, through the bridge (strategy 2), or held. */
 	route(p: { organizationId: string; transactionId: string }): Promise<BridgeRoute>;
 	/** A network's pending requests, oldest first, by keyset pages (withdrawals.pendingRequests). */
 	pendingRequests(p: RequestPage): Promise<WithdrawalRequestView[]>;
-	completeRequest(p: { id: string; txHash: string }): Promise<unknown>;
+	completeRequest(p: { id: string; txHash: string; fence: SweepFence }): Promise<unknown>;
 	failRequest(p: { id: string; reason: string; final?: boolean }): Promise<unknown>;
 	/** Where a checkout's funds go and why: its own address ("payment") or the settings' (withdrawals.destination). */
 	destinationOf(p: { organizationId: string; chainType: string; transactionId?: string }): Promise<{ address: string; source: "payment" | "settings" } | null>;
@@ -87,7 +90,8 @@ export interface WithdrawalRequestView {
 	createdAt: string;
 }
 
-export interface SweeperSettings {
+/** proofPolls / proofMs: a sweep whose nonce was used while none of its transactions can be found is stalled only then (lib/sweeps/proof.ts). */
+export interface SweeperSettings extends ProofRule {
 	batchSize: number;
 	/** A broadcast sweep not mined after this long is replaced with higher fees. */
 	stuckMs: number;
@@ -115,7 +119,7 @@ export interface SweepRunnerDeps {
 	settings: SweeperSettings;
 	now: () => Date;
 	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
-	/** A sweep that could not be carried further this step (error tracking; the next step tries again). */
+	/** A sweep that could not be carried further this step, or a stalled sweep's alert (error tracking). */
 	onFailure?: (err: unknown) => void;
 	/** Each step a sweep takes, once recorded (metrics). */
 	onOutcome?: (outcome: SweepOutcome) => void;
@@ -160,20 +164,38 @@ export class SweepRunner {
 	private readonly waiting = new Set<string>();
 	/** The network's holds (lib/sweeps/holds.ts), read at each step and kept current by its writes. */
 	private holds = new Map<string, SweepHold>();
+	/** The lease this step writes under, and whether it is still held (the service's heartbeat). */
+	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
+	private lost: AbortSignal | null = null;
 
 	constructor(private readonly deps: SweepRunnerDeps) {}
 
-	async step(): Promise<void> {
+	/**
+	 * One step under `fence` (the network's sweep lease). Every write is fenced by it; `lost` aborts
+	 * the step between sweeps as soon as the lease is known to be gone.
+	 */
+	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
+		this.fence = fence;
+		this.lost = lost ?? null;
 		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
+			this.checkLease();
 			await this.advance(s).catch(err => {
+				if (err instanceof LeaseLostError) throw err;
 				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
 				this.deps.onFailure?.(err);
 			});
 		}
+		this.checkLease();
 		await this.executeRequests();
+		this.checkLease();
 		await this.plan();
+		this.checkLease();
 		await this.followBridges();
+	}
+
+	private checkLease(): void {
+		if (this.lost?.aborted) throw new LeaseLostError(this.fence.networkId);
 	}
 
 	private token(tokenId: string): SweepToken | undefined {
@@ -236,7 +258,7 @@ export class SweepRunner {
 			const estimate = await this.estimateBatch(token, s.toAddress, items);
 			kept = items.filter(i => !estimate.dropped.has(i.depositAddress));
 			if (kept.length < items.length) {
-				if (!(await dropItems(this.deps.sequelize, models, s, items.filter(i => estimate.dropped.has(i.depositAddress)).map(i => i.id), this.deps.now()))) return "later";
+				if (!(await dropItems(this.deps.sequelize, models, this.fence, s, items.filter(i => estimate.dropped.has(i.depositAddress)).map(i => i.id), this.deps.now()))) return "later";
 				if (kept.length === 0) return null;
 			}
 			if (estimate.gasLimit === null) return "later";
@@ -352,18 +374,18 @@ export class SweepRunner {
 				await this.end(s, "failed", { reason: "not worth its fee, or nothing left to send" }, "skipped");
 				return;
 			}
-			await recordSigned(s, signed, 0, now());
+			await recordSigned(this.deps.sequelize, this.deps.models, this.fence, s, signed, 0, now());
 		}
 		if (s.status === "signed") {
 			await sweep.broadcast(provider, s.rawTx!);
-			await recordBroadcast(s, now());
+			await recordBroadcast(this.deps.sequelize, this.deps.models, this.fence, s, now());
 			this.deps.onOutcome?.("broadcast");
 			return;
 		}
-		// Broadcast: mined (any of its hashes), failed, or stuck.
-		for (const hash of s.hashes) {
-			const receipt = await provider.getTransactionReceipt(hash);
-			if (!receipt) continue;
+		// Broadcast (or stalled): mined (any of its hashes), failed, or stuck.
+		const receipt = await this.minedReceipt(s);
+		if (receipt) {
+			const hash = receipt.hash;
 			const head = await provider.getBlockNumber();
 			if (head - receipt.blockNumber + 1 < network.requiredConfirmations) return;
 			const feePaid = (receipt.gasUsed * receipt.gasPrice).toString();
@@ -376,23 +398,53 @@ export class SweepRunner {
 		}
 		const chainNonce = await provider.getTransactionCount(s.fromAddress, "latest");
 		if (chainNonce > s.nonce) {
-			// The nonce was used by a transaction we do not know: none of ours can be mined any more.
-			await this.end(s, "failed", { reason: `nonce ${s.nonce} used by another transaction` });
+			await this.nonceUsed(s);
 			return;
 		}
+		if (s.unseenPolls > 0) await recordUnseen(this.deps.sequelize, this.deps.models, this.fence, s, true, now());
+		if (s.status === "stalled") return; // a stalled sweep is only watched for its own transactions
 		if (s.broadcastAt && now().getTime() - s.broadcastAt.getTime() > settings.stuckMs * (s.feeStep + 1)) {
 			const signed = await this.sign(s, s.feeStep + 1);
 			if (!signed || signed === "later") return;
-			await recordSigned(s, signed, s.feeStep + 1, now());
+			await recordSigned(this.deps.sequelize, this.deps.models, this.fence, s, signed, s.feeStep + 1, now());
 			this.deps.onOutcome?.("replaced");
 			logger.info(`Sweep ${s.id} on ${network.slug} stuck: replaced with higher fees (step ${s.feeStep})`);
 		}
 		await sweep.broadcast(provider, s.rawTx!).catch(err => logger.warn(`Sweep ${s.id}: broadcast: ${(err as Error).message}`));
 	}
 
-	/** Ends a sweep (lib/sweeps/store.ts finishSweep) and reports its outcome, once. False when it had ended already. */
-	private async end(s: Sweep, status: "confirmed" | "failed", fields: Parameters<typeof finishSweep>[4], outcome: SweepOutcome = status): Promise<boolean> {
-		const ended = await finishSweep(this.deps.sequelize, this.deps.models, s, status, fields, this.deps.now());
+	/** The receipt of whichever of the sweep's transactions was mined, asked by hash; null: none found this time. */
+	private async minedReceipt(s: Sweep): Promise<TransactionReceipt | null> {
+		for (const hash of s.hashes) {
+			const receipt = await this.deps.provider.getTransactionReceipt(hash);
+			if (receipt) return receipt;
+		}
+		return null;
+	}
+
+	/**
+	 * The sending wallet's nonce is used, and no receipt of ours answered. A receipt lookup that
+	 * answers null (a lagging node behind a load balancer, a block mined between two calls) is not
+	 * proof: every hash is asked again, by receipt and by transaction, and only after
+	 * `proofPolls` consecutive polls over at least `proofMs` with none found is the nonce known to
+	 * be taken by a transaction we do not know. Even then the funds are not freed (they may have
+	 * moved): the sweep is `stalled`, its items and request stay open, and the operator is alerted.
+	 */
+	private async nonceUsed(s: Sweep): Promise<void> {
+		const { provider, network, settings } = this.deps;
+		let seen = false;
+		for (const hash of s.hashes) {
+			if ((await provider.getTransaction(hash)) || (await provider.getTransactionReceipt(hash))) {
+				seen = true;
+				break;
+			}
+		}
+		await countUnseen({ ...this.deps, network, rule: settings }, this.fence, s, seen, `nonce ${s.nonce} of ${s.fromAddress} was used`);
+	}
+
+	/** Ends a sweep (lib/sweeps/store.ts finishSweep) and reports its outcome, once. */
+	private async end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
+		const ended = await finishSweep(this.deps.sequelize, this.deps.models, this.fence, s, status, fields, this.deps.now());
 		if (ended) this.deps.onOutcome?.(outcome);
 		return ended;
 	}
@@ -425,7 +477,7 @@ export class SweepRunner {
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id } });
 		const native = network.tokens.find(t => t.contractAddress === "");
 		if (s.kind === "native" && native && items[0]) {
-			await ports.record({ organizationId: items[0].organizationId, mode: items[0].mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
+			await ports.record({ organizationId: items[0].organizationId, mode: items[0].mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id, fence: this.fence });
 		}
 		if (!(await this.end(s, "failed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid, reason: "reverted on chain" }))) return;
 		let blocked = false;
@@ -450,9 +502,9 @@ export class SweepRunner {
 			// native send's gas came from the same deposit and is the merchant's fee.
 			const item = items[0];
 			if (s.kind === "native" && native) {
-				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
+				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id, fence: this.fence });
 			}
-			await ports.completeRequest({ id: s.requestId, txHash: hash });
+			await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
 			await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
 			await this.clearHoldsOf(s, items);
 			this.deps.logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
@@ -466,9 +518,9 @@ export class SweepRunner {
 				// The deposit paid its own gas: what reached the merchant is the transaction's value.
 				const sent = await this.deps.provider.getTransaction(hash);
 				moved = fromBaseUnits(sent?.value ?? 0n, native.decimals);
-				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id });
+				await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(BigInt(feePaid), native.decimals)}`, refType: "sweep", refId: s.id, fence: this.fence });
 			}
-			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${moved}`, refType: "sweep_item", refId: String(item.id) });
+			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${moved}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
 		}
 		await this.end(s, "confirmed", { txHash: hash, gasUsed: gasUsed.toString(), feePaid });
 		await this.clearHoldsOf(s, items);
@@ -561,7 +613,7 @@ export class SweepRunner {
 				if (gas === null) return; // the destination refuses it: counted there, tried again after its pause
 				if (eth < need + sweep.maxFeeCost(gas, fees)) continue;
 				// The item holds the whole deposit while the send is in flight: the fee comes from it too.
-				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [this.item(c, token, eth)], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [this.item(c, token, eth)], requestId: req.id }, now());
 				return;
 			}
 			const balance = (await new Contract(token.contractAddress, ERC20, provider).balanceOf(c.depositAddress)) as bigint;
@@ -570,9 +622,9 @@ export class SweepRunner {
 			if (sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, eth) > 0n) {
 				if (!sweeperKey) continue;
 				const sweeper = new Wallet(sweeperKey).address;
-				await planSweep(sequelize, models, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [item], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [item], requestId: req.id }, now());
 			} else {
-				await planSweep(sequelize, models, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items: [item], requestId: req.id }, now());
 			}
 			return;
 		}
@@ -629,7 +681,7 @@ export class SweepRunner {
 				// Funds pending requests are paid from stay at their deposit (lib/sweeps/reservations.ts).
 				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
 				const admit = fromSettings ? await reservations.guard(items) : undefined;
-				await planSweep(sequelize, models, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: destination, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items, admit }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: destination, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest"), items, admit }, now());
 				continue;
 			}
 			// A deposit or a token destination backing off after failures (lib/sweeps/holds.ts) waits.
@@ -665,6 +717,7 @@ export class SweepRunner {
 				await planSweep(
 					sequelize,
 					models,
+					this.fence,
 					{ networkId: network.id, kind: "batch7702", tokenId: token.tokenId, fromAddress: sweeper, toAddress: batch[0].destination, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items, admit },
 					now(),
 				);
@@ -688,7 +741,7 @@ export class SweepRunner {
 				: { kind: "token" as const, fromAddress: d.depositAddress, toAddress: d.destination };
 			const items = [this.item(d, token, d.amount)];
 			const admit = d.settings ? await reservations.guard(items) : undefined;
-			await planSweep(sequelize, models, { networkId: network.id, tokenId: token.tokenId, ...plan, chainNonce: await provider.getTransactionCount(plan.fromAddress, "latest"), items, admit }, now());
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, tokenId: token.tokenId, ...plan, chainNonce: await provider.getTransactionCount(plan.fromAddress, "latest"), items, admit }, now());
 		}
 	}
 
@@ -712,7 +765,7 @@ export class SweepRunner {
 		if (!native && !viaBatch && sweep.gasTopUpAmount(sweep.TOKEN_TRANSFER_GAS_LIMIT, fees, eth) > 0n) {
 			if (!sweeperKey) return;
 			const sweeper = new Wallet(sweeperKey).address;
-			await planSweep(sequelize, models, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [this.item(c, token, balance)] }, now());
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(sweeper, "latest"), items: [this.item(c, token, balance)] }, now());
 			return;
 		}
 		const amount = native ? balance - 2n * sweep.maxFeeCost(21_000n, fees) : balance;
@@ -721,9 +774,9 @@ export class SweepRunner {
 		const common = { networkId: network.id, tokenId: token.tokenId, toAddress: quote.depositAddress, items: [this.item(c, token, amount)], bridge: { provider: bridge.name, quoteId: quote.quoteId } };
 		if (viaBatch) {
 			const sweeper = new Wallet(sweeperKey!).address;
-			await planSweep(sequelize, models, { ...common, kind: "batch7702", fromAddress: sweeper, chainNonce: await provider.getTransactionCount(sweeper, "latest") }, now());
+			await planSweep(sequelize, models, this.fence, { ...common, kind: "batch7702", fromAddress: sweeper, chainNonce: await provider.getTransactionCount(sweeper, "latest") }, now());
 		} else {
-			await planSweep(sequelize, models, { ...common, kind: native ? "native" : "token", fromAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest") }, now());
+			await planSweep(sequelize, models, this.fence, { ...common, kind: native ? "native" : "token", fromAddress: c.depositAddress, chainNonce: await provider.getTransactionCount(c.depositAddress, "latest") }, now());
 		}
 		logger.info(`Sweeper: ${fromBaseUnits(amount, token.decimals)} ${token.symbol} of checkout ${c.transactionId} goes through ${bridge.name} (quote ${quote.quoteId})`);
 	}
@@ -740,7 +793,7 @@ export class SweepRunner {
 			s.bridgeTxHash = status.destinationTxHash;
 			if (status.reason) s.reason = status.reason;
 			s.updatedAt = now();
-			await s.save();
+			await saveSweep(this.deps.sequelize, models, this.fence, s);
 			const log = status.state === "completed" ? logger.info : logger.warn;
 			log.call(logger, `Bridge ${status.state} for sweep ${s.id} on ${network.slug}${status.destinationTxHash ? ` (${status.destinationTxHash})` : ""}${status.reason ? `: ${status.reason}` : ""}`);
 		}
@@ -756,3 +809,4 @@ export class SweepRunner {
 		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
 	}
 }
+

@@ -7,15 +7,35 @@
  * - its signed bytes and hash are recorded (`signed`) BEFORE they are broadcast, so after a crash
  *   the same transaction is broadcast again (same nonce, same hash), never a new one;
  * - a fee bump re-signs with the same nonce: only one of the hashes can be mined;
- * - it ends `confirmed` (items closed, ledger written by the caller) or `failed` (items closed,
- *   the funds are planned again later).
+ * - a withdrawal request is in at most one sweep at a time (UNIQUE openRequestKey, kept until the
+ *   sweep is confirmed or proven failed);
+ * - it ends `confirmed` (items closed, ledger written by the caller), `failed` (items closed,
+ *   the funds are planned again later: only with proof it was not mined), or `stalled` (the
+ *   nonce was taken by a transaction we do not know: items stay open for an operator);
+ * - every write is fenced by the sweeper's lease (the network's sweep lease row, read under its
+ *   lock in the same DB transaction): a node that lost the lease mid-step writes nothing
+ *   (LeaseLostError), so two leaders never plan, record or end the same funds.
  */
 import { Op, Sequelize, UniqueConstraintError, type Transaction } from "sequelize";
 import { inTransaction } from "../db";
 import { uuid } from "../ids";
 import type { Models } from "../../models";
-import { FUNDS_SWEEP_KINDS, type Sweep, type SweepKind, type SweepStatus } from "../../models/sweep.model";
+import { FUNDS_SWEEP_KINDS, OPEN_SWEEP_STATUSES, type Sweep, type SweepKind, type SweepStatus } from "../../models/sweep.model";
 import { forUpdate } from "../payments/store";
+import { LeaseLostError, type Lease } from "../watchers/store";
+
+/** The sweep lease a write is made under (lib/watchers/store.ts leases; `networkId` is the lease row's id). */
+export type SweepFence = Lease;
+
+/**
+ * Refuses (LeaseLostError) unless `fence` still holds its lease row (same owner, same token), read
+ * under the row's lock inside the write's own transaction: a takeover commits before the write
+ * (it is refused) or after it (the write was made by the leader of that moment).
+ */
+export async function assertFence(models: Models, fence: SweepFence, t: Transaction): Promise<void> {
+	const row = await models.ChainCursor.findOne({ where: { networkId: fence.networkId, leaseOwner: fence.owner, leaseToken: fence.token }, attributes: ["networkId"], ...forUpdate(t) });
+	if (!row) throw new LeaseLostError(fence.networkId);
+}
 
 export interface PlanItem {
 	transactionId: string;
@@ -57,9 +77,10 @@ export async function openKeys(models: Models, keys: readonly string[]): Promise
 }
 
 /** Plans a sweep: nonce from the wallet's row lock, items opened. Null when another sweep holds one of the items. */
-export async function planSweep(sequelize: Sequelize, models: Models, input: PlanInput, now: Date): Promise<Sweep | null> {
+export async function planSweep(sequelize: Sequelize, models: Models, fence: SweepFence, input: PlanInput, now: Date): Promise<Sweep | null> {
 	try {
 		return await inTransaction(sequelize, async t => {
+			await assertFence(models, fence, t);
 			if (input.admit && !(await input.admit(t))) return null;
 			let wallet = await models.SweepWallet.findOne({ where: { networkId: input.networkId, address: input.fromAddress }, ...forUpdate(t) });
 			if (!wallet) {
@@ -87,6 +108,10 @@ export async function planSweep(sequelize: Sequelize, models: Models, input: Pla
 					feePaid: null,
 					reason: null,
 					requestId: input.requestId ?? null,
+					openRequestKey: input.requestId ?? null,
+					unseenPolls: 0,
+					unseenSince: null,
+					minedBlock: null,
 					bridgeProvider: input.bridge?.provider ?? null,
 					bridgeQuoteId: input.bridge?.quoteId ?? null,
 					bridgeState: input.bridge ? "pending" : null,
@@ -104,35 +129,69 @@ export async function planSweep(sequelize: Sequelize, models: Models, input: Pla
 			return sweep;
 		});
 	} catch (err) {
-		// Another planner opened one of these deposits first (or took the wallet row's first insert).
+		// Another planner opened one of these deposits or this request first (or took the wallet row's first insert).
 		if (err instanceof UniqueConstraintError) return null;
 		throw err;
 	}
 }
 
+/** Saves a sweep's changed fields in one fenced transaction. */
+export async function saveSweep(sequelize: Sequelize, models: Models, fence: SweepFence, sweep: Sweep): Promise<void> {
+	await inTransaction(sequelize, async t => {
+		await assertFence(models, fence, t);
+		await sweep.save({ transaction: t });
+	});
+}
+
 /** Records signed bytes (before they are broadcast); a bump keeps the earlier hashes. */
-export async function recordSigned(sweep: Sweep, signed: { raw: string; hash: string }, feeStep: number, now: Date): Promise<void> {
+export async function recordSigned(sequelize: Sequelize, models: Models, fence: SweepFence, sweep: Sweep, signed: { raw: string; hash: string }, feeStep: number, now: Date): Promise<void> {
 	sweep.rawTx = signed.raw;
 	sweep.txHash = signed.hash;
 	sweep.hashes = [...sweep.hashes.filter(h => h !== signed.hash), signed.hash];
 	sweep.feeStep = feeStep;
 	if (sweep.status === "planned") sweep.status = "signed";
 	sweep.updatedAt = now;
-	await sweep.save();
+	await saveSweep(sequelize, models, fence, sweep);
 }
 
-export async function recordBroadcast(sweep: Sweep, now: Date): Promise<void> {
+export async function recordBroadcast(sequelize: Sequelize, models: Models, fence: SweepFence, sweep: Sweep, now: Date): Promise<void> {
 	if (sweep.status === "signed") sweep.status = "broadcast";
 	sweep.broadcastAt = sweep.broadcastAt ?? now;
 	sweep.updatedAt = now;
-	await sweep.save();
+	await saveSweep(sequelize, models, fence, sweep);
 }
 
-/** Ends a sweep: its items are closed (their funds may be planned again when it failed). False when it had ended already. */
-export async function finishSweep(sequelize: Sequelize, models: Models, sweep: Sweep, status: Extract<SweepStatus, "confirmed" | "failed">, fields: { txHash?: string; gasUsed?: string; feePaid?: string; reason?: string }, now: Date): Promise<boolean> {
+/**
+ * One more poll that found the sweep's nonce used (or its inputs spent) and none of its own
+ * transactions; answers the count and since when. `seen: true` (one of them was found) resets it.
+ */
+export async function recordUnseen(sequelize: Sequelize, models: Models, fence: SweepFence, sweep: Sweep, seen: boolean, now: Date): Promise<{ polls: number; since: Date | null }> {
+	if (seen && sweep.unseenPolls === 0) return { polls: 0, since: null };
+	sweep.unseenPolls = seen ? 0 : sweep.unseenPolls + 1;
+	sweep.unseenSince = seen ? null : (sweep.unseenSince ?? now);
+	sweep.updatedAt = now;
+	await saveSweep(sequelize, models, fence, sweep);
+	return { polls: sweep.unseenPolls, since: sweep.unseenSince };
+}
+
+/** Remembers the block a UTXO sweep's transaction was found in (null: it left the chain). */
+export async function recordMinedBlock(sequelize: Sequelize, models: Models, fence: SweepFence, sweep: Sweep, blockHash: string | null, now: Date): Promise<void> {
+	if (sweep.minedBlock === blockHash) return;
+	sweep.minedBlock = blockHash;
+	sweep.updatedAt = now;
+	await saveSweep(sequelize, models, fence, sweep);
+}
+
+/**
+ * Ends a sweep. confirmed / failed: its items and its request are closed (a failed sweep's funds
+ * and request may be planned again). stalled: both stay open (an operator decides, docs/operations.md).
+ * False when it had ended already.
+ */
+export async function finishSweep(sequelize: Sequelize, models: Models, fence: SweepFence | null, sweep: Sweep, status: Extract<SweepStatus, "confirmed" | "failed" | "stalled">, fields: { txHash?: string; gasUsed?: string; feePaid?: string; reason?: string }, now: Date): Promise<boolean> {
 	return inTransaction(sequelize, async t => {
+		if (fence) await assertFence(models, fence, t);
 		const row = await models.Sweep.findByPk(sweep.id, forUpdate(t));
-		if (!row || row.status === "confirmed" || row.status === "failed") return false;
+		if (!row || row.status === "confirmed" || row.status === "failed" || row.status === status) return false;
 		if (row.status === "planned") await releaseNonce(models, row, now, t);
 		row.status = status;
 		if (fields.txHash) row.txHash = fields.txHash;
@@ -140,8 +199,10 @@ export async function finishSweep(sequelize: Sequelize, models: Models, sweep: S
 		row.feePaid = fields.feePaid ?? row.feePaid;
 		row.reason = fields.reason ?? null;
 		row.updatedAt = now;
+		if (status !== "stalled") row.openRequestKey = null;
 		await row.save({ transaction: t });
-		await models.SweepItem.update({ openKey: null }, { where: { sweepId: row.id }, transaction: t });
+		if (status !== "stalled") await models.SweepItem.update({ openKey: null }, { where: { sweepId: row.id }, transaction: t });
+		sweep.status = row.status;
 		return true;
 	});
 }
@@ -168,9 +229,10 @@ async function releaseNonce(models: Models, row: Sweep, now: Date, t: Transactio
  * Takes deposits out of a planned (never signed) sweep, e.g. the deposits that make a batch
  * revert; their funds are free to be planned again. False when the sweep was signed meanwhile.
  */
-export async function dropItems(sequelize: Sequelize, models: Models, sweep: Sweep, itemIds: number[], now: Date): Promise<boolean> {
+export async function dropItems(sequelize: Sequelize, models: Models, fence: SweepFence, sweep: Sweep, itemIds: number[], now: Date): Promise<boolean> {
 	if (itemIds.length === 0) return true;
 	return inTransaction(sequelize, async t => {
+		await assertFence(models, fence, t);
 		const row = await models.Sweep.findByPk(sweep.id, forUpdate(t));
 		if (!row || row.status !== "planned") return false;
 		await models.SweepItem.destroy({ where: { sweepId: row.id, id: { [Op.in]: itemIds } }, transaction: t });
@@ -180,9 +242,9 @@ export async function dropItems(sequelize: Sequelize, models: Models, sweep: Swe
 	});
 }
 
-/** Sweeps of a network not ended yet, oldest first. */
+/** Sweeps of a network not ended yet, oldest first (stalled ones too: one of their transactions may still turn up). */
 export async function sweepsInFlight(models: Models, networkId: string): Promise<Sweep[]> {
-	return models.Sweep.findAll({ where: { networkId, status: { [Op.in]: ["planned", "signed", "broadcast"] } }, order: [["createdAt", "ASC"]] });
+	return models.Sweep.findAll({ where: { networkId, status: { [Op.in]: [...OPEN_SWEEP_STATUSES] } }, order: [["createdAt", "ASC"]] });
 }
 
 /** Checkouts whose funds were swept (a confirmed sweep that moved them all: not a gas top-up, not a request's exact amount). */

@@ -16,10 +16,12 @@ import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { Sweep } from "../../models/sweep.model";
 import type { SweepOutcome } from "../metrics";
-import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions } from "./store";
+import { LeaseLostError } from "../watchers/store";
+import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordMinedBlock, recordSigned, recordUnseen, sweepsInFlight, sweptTransactions, type SweepFence } from "./store";
 import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type WithdrawalRequestView } from "./runner";
+import { countUnseen } from "./proof";
 import { Reservations } from "./reservations";
-import type { UtxoRpcCall } from "./utxo-rpc";
+import { UtxoRpcError, type UtxoRpcCall } from "./utxo-rpc";
 
 /** What the UTXO sweeper asks of other services. */
 export interface UtxoSweeperPorts extends Pick<SweeperPorts, "pendingRequests" | "completeRequest" | "failRequest" | "ownAddressCheckouts"> {
@@ -27,7 +29,7 @@ export interface UtxoSweeperPorts extends Pick<SweeperPorts, "pendingRequests" |
 	creditedOutputs(p: { transactionIds: string[] }): Promise<Array<{ transactionId: string; txHash: string; logIndex: number; tokenId: string; amount: string }>>;
 	/** withdrawals.destination: a checkout's own address ("payment"), else the settings' (also without a checkout). */
 	destinationOf(p: { organizationId: string; chainType: string; transactionId?: string }): Promise<{ address: string; source: "payment" | "settings" } | null>;
-	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string }): Promise<unknown>;
+	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string; fence: SweepFence }): Promise<unknown>;
 }
 
 export interface UtxoSweepRunnerDeps {
@@ -42,10 +44,13 @@ export interface UtxoSweepRunnerDeps {
 	dustRelayFeeSatPerKvB: bigint;
 	feePolicy: { floorSatPerVb: number; capSatPerVb: number };
 	stuckMs: number;
+	/** A sweep whose inputs are spent while none of its transactions can be found is stalled only after this many polls and this long. */
+	proofPolls: number;
+	proofMs: number;
 	depositKey(index: number): Promise<Uint8Array>;
 	ports: UtxoSweeperPorts;
 	now: () => Date;
-	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void };
+	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 	/** A sweep that could not be carried further this step (error tracking; the next step tries again). */
 	onFailure?: (err: unknown) => void;
 	/** Each step a sweep takes, once recorded (metrics). */
@@ -63,17 +68,45 @@ interface Outpoint {
 	derivationIndex: number;
 }
 
+/** Bitcoin Core's "No such mempool or blockchain transaction" (and "not found in the given block"). */
+const RPC_INVALID_ADDRESS_OR_KEY = -5;
+/** How far back a mined sweep is looked for, block by block, when neither the mempool nor its own output knows it. */
+const SCAN_MAX_BLOCKS = 1_000;
+/** Block times may run this far ahead of the wall clock (consensus: 2 hours). */
+const BLOCK_TIME_SLACK_S = 7_200;
+
+/** Where a sweep's transaction is: mined in a block (with its confirmations and output value), in the mempool, or nowhere found. */
+type Found = { at: "block"; txid: string; confirmations: number; outputSats: bigint } | { at: "mempool" } | null;
+
+interface VerboseTx {
+	txid: string;
+	blockhash?: string;
+	confirmations?: number;
+	in_active_chain?: boolean;
+	vout: Array<{ value: string }>;
+}
+
 export class UtxoSweepRunner {
+	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
+	private lost: AbortSignal | null = null;
+
 	constructor(private readonly deps: UtxoSweepRunnerDeps) {}
 
-	async step(): Promise<void> {
+	/** One step under the network's sweep lease (every write fenced by it; `lost` aborts between sweeps). */
+	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
+		this.fence = fence;
+		this.lost = lost ?? null;
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
+			if (this.lost?.aborted) throw new LeaseLostError(fence.networkId);
 			await this.advance(s).catch(err => {
+				if (err instanceof LeaseLostError) throw err;
 				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
 				this.deps.onFailure?.(err);
 			});
 		}
+		if (this.lost?.aborted) throw new LeaseLostError(fence.networkId);
 		await this.executeRequests();
+		if (this.lost?.aborted) throw new LeaseLostError(fence.networkId);
 		await this.plan();
 	}
 
@@ -130,31 +163,127 @@ export class UtxoSweepRunner {
 	}
 
 	private async advance(s: Sweep): Promise<void> {
-		const { rpc, network, logger, now } = this.deps;
+		const { rpc, network, logger, now, sequelize, models } = this.deps;
 		if (s.status === "planned") {
 			const signed = await this.sign(s, 0);
-			await recordSigned(s, { raw: signed.hex, hash: signed.txid }, 0, now());
+			await recordSigned(sequelize, models, this.fence, s, { raw: signed.hex, hash: signed.txid }, 0, now());
 		}
 		if (s.status === "signed") {
 			await utxo.broadcastRaw(rpc, s.rawTx!);
-			await recordBroadcast(s, now());
+			await recordBroadcast(sequelize, models, this.fence, s, now());
 			this.deps.onOutcome?.("broadcast");
 			return;
 		}
-		for (const txid of s.hashes) {
-			const out = await rpc<{ confirmations: number; value: string } | null>("gettxout", [txid, 0, true]);
-			if (!out) continue;
-			if (out.confirmations < network.requiredConfirmations) return;
-			await this.confirm(s, txid, satoshis(out.value));
+		// Broadcast (or stalled): the transaction's own confirmations, read from the transaction itself
+		// (its output may already be spent by the destination: gettxout would say nothing).
+		let found = await this.locate(s);
+		// (A stalled sweep is not looked for block by block at every poll: the operator resolves it.)
+		if (!found && s.status !== "stalled" && (await this.inputsSpent(s))) {
+			// Mined and its output spent before we looked, or the inputs went elsewhere: look in the blocks.
+			found = await this.scanBlocks(s);
+			if (!found) {
+				await this.inputsTaken(s);
+				return;
+			}
+		}
+		if (found?.at === "block") {
+			if (found.confirmations < network.requiredConfirmations) return;
+			await this.confirm(s, found.txid, found.outputSats);
 			return;
 		}
+		if (s.unseenPolls > 0) await recordUnseen(sequelize, models, this.fence, s, true, now());
+		if (s.status === "stalled") return;
 		if (s.broadcastAt && now().getTime() - s.broadcastAt.getTime() > this.deps.stuckMs * (s.feeStep + 1)) {
 			const signed = await this.sign(s, s.feeStep + 1);
-			await recordSigned(s, { raw: signed.hex, hash: signed.txid }, s.feeStep + 1, now());
+			await recordSigned(sequelize, models, this.fence, s, { raw: signed.hex, hash: signed.txid }, s.feeStep + 1, now());
 			this.deps.onOutcome?.("replaced");
 			logger.info(`Sweep ${s.id} on ${network.slug} stuck: replaced at a higher fee rate (step ${s.feeStep})`);
 		}
 		await utxo.broadcastRaw(rpc, s.rawTx!).catch(err => logger.warn(`Sweep ${s.id}: broadcast: ${(err as Error).message}`));
+	}
+
+	/** A transaction of the node, verbose; null when the node does not know it (there, or in that block). */
+	private async rawTransaction(txid: string, blockHash?: string): Promise<VerboseTx | null> {
+		try {
+			return await this.deps.rpc<VerboseTx>("getrawtransaction", blockHash ? [txid, true, blockHash] : [txid, true]);
+		} catch (err) {
+			if (err instanceof UtxoRpcError && err.code === RPC_INVALID_ADDRESS_OR_KEY) return null;
+			throw err;
+		}
+	}
+
+	/** A transaction found in a block: remembered there (without -txindex a mined transaction is only found by its block). */
+	private async minedIn(s: Sweep, tx: VerboseTx, blockHash: string): Promise<Found> {
+		await recordMinedBlock(this.deps.sequelize, this.deps.models, this.fence, s, blockHash, this.deps.now());
+		return { at: "block", txid: tx.txid, confirmations: tx.confirmations ?? 0, outputSats: satoshis(tx.vout[0].value) };
+	}
+
+	/**
+	 * Where one of the sweep's transactions is, asked by its id: in the block remembered for it
+	 * (confirmations from the transaction, whatever became of its output), in the mempool (or any
+	 * block with -txindex), or mined with its output still unspent (gettxout tells the block).
+	 */
+	private async locate(s: Sweep): Promise<Found> {
+		const { rpc, sequelize, models, now } = this.deps;
+		if (s.minedBlock) {
+			for (const txid of s.hashes) {
+				const tx = await this.rawTransaction(txid, s.minedBlock);
+				if (tx && tx.in_active_chain !== false) return { at: "block", txid, confirmations: tx.confirmations ?? 0, outputSats: satoshis(tx.vout[0].value) };
+			}
+			// The block left the chain (a reorg): the transaction is looked for again.
+			await recordMinedBlock(sequelize, models, this.fence, s, null, now());
+		}
+		let pending = false;
+		for (const txid of s.hashes) {
+			const tx = await this.rawTransaction(txid);
+			if (tx?.blockhash) return this.minedIn(s, tx, tx.blockhash);
+			if (tx) pending = true;
+			const out = await rpc<{ confirmations: number; bestblock: string } | null>("gettxout", [txid, 0, false]);
+			if (out && out.confirmations > 0) {
+				const best = await rpc<{ height: number }>("getblockheader", [out.bestblock, true]);
+				const blockHash = await rpc<string>("getblockhash", [best.height - out.confirmations + 1]);
+				const mined = await this.rawTransaction(txid, blockHash);
+				if (mined) return this.minedIn(s, mined, blockHash);
+			}
+		}
+		return pending ? { at: "mempool" } : null;
+	}
+
+	/** Whether any input of the sweep's recorded bytes is spent (in a block or by a mempool transaction). */
+	private async inputsSpent(s: Sweep): Promise<boolean> {
+		for (const input of BtcTransaction.fromHex(s.rawTx!).ins) {
+			if (!(await this.deps.rpc("gettxout", [Buffer.from(input.hash).reverse().toString("hex"), input.index, true]))) return true;
+		}
+		return false;
+	}
+
+	/** The blocks since the sweep was first broadcast (at most SCAN_MAX_BLOCKS), newest first, looked through for its transactions. */
+	private async scanBlocks(s: Sweep): Promise<Found> {
+		const { rpc } = this.deps;
+		const ours = new Set(s.hashes);
+		const since = Math.floor((s.broadcastAt ?? s.createdAt).getTime() / 1000) - BLOCK_TIME_SLACK_S;
+		const tip = await rpc<number>("getblockcount");
+		for (let height = tip; height >= 0 && tip - height < SCAN_MAX_BLOCKS; height--) {
+			const hash = await rpc<string>("getblockhash", [height]);
+			const block = await rpc<{ tx: string[]; time: number }>("getblock", [hash, 1]);
+			const txid = block.tx.find(t => ours.has(t));
+			if (txid) {
+				const tx = await this.rawTransaction(txid, hash);
+				if (tx) return this.minedIn(s, tx, hash);
+			}
+			if (block.time < since) break;
+		}
+		return null;
+	}
+
+	/**
+	 * The sweep's inputs are spent and none of its transactions is in the mempool or the blocks since
+	 * it was sent: counted, and stalled (an operator alert, its items kept open) only with proof
+	 * (lib/sweeps/proof.ts).
+	 */
+	private async inputsTaken(s: Sweep): Promise<void> {
+		const { proofPolls, proofMs } = this.deps;
+		await countUnseen({ ...this.deps, rule: { proofPolls, proofMs } }, this.fence, s, false, "the inputs of this sweep were spent");
 	}
 
 	/**
@@ -170,13 +299,13 @@ export class UtxoSweepRunner {
 		const fee = total - outputSats;
 		for (const [n, item] of items.entries()) {
 			const moved = toBaseUnits(item.amount, native.decimals) - (n === 0 ? fee : 0n);
-			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "sweep", amount: `-${fromBaseUnits(moved, native.decimals)}`, refType: "sweep_item", refId: String(item.id) });
+			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: native.tokenId, kind: "sweep", amount: `-${fromBaseUnits(moved, native.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
 		}
 		if (fee > 0n) {
 			const first = items[0];
-			await ports.record({ organizationId: first.organizationId, mode: first.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: s.id });
+			await ports.record({ organizationId: first.organizationId, mode: first.mode, networkId: network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: s.id, fence: this.fence });
 		}
-		if (await finishSweep(sequelize, models, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now())) this.deps.onOutcome?.("confirmed");
+		if (await finishSweep(sequelize, models, this.fence, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now())) this.deps.onOutcome?.("confirmed");
 		this.deps.logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${items.length} checkout(s) into one output, ${txid}`);
 	}
 
@@ -222,6 +351,7 @@ export class UtxoSweepRunner {
 			const planned = await planSweep(
 				sequelize,
 				models,
+				this.fence,
 				{
 					networkId: network.id,
 					kind: "utxo",
@@ -341,6 +471,7 @@ export class UtxoSweepRunner {
 		const planned = await planSweep(
 			sequelize,
 			models,
+			this.fence,
 			{ networkId: network.id, kind: "utxo", tokenId: native.tokenId, fromAddress: UTXO_WALLET, toAddress: req.address, chainNonce: 0, requestId: req.id, items: [...bySettled.values()].map(e => this.item(e.c, e.sats)) },
 			now(),
 		);
@@ -366,18 +497,19 @@ export class UtxoSweepRunner {
 		if (s.rawTx && BtcTransaction.fromHex(s.rawTx).getId() === txid) {
 			outputs = BtcTransaction.fromHex(s.rawTx).outs.map(o => BigInt(o.value));
 		} else {
-			const tx = await rpc<{ vout: Array<{ value: number | string }> }>("getrawtransaction", [txid, true]);
+			// Without -txindex a mined transaction is only found in its block (remembered by locate()).
+			const tx = await rpc<{ vout: Array<{ value: number | string }> }>("getrawtransaction", s.minedBlock ? [txid, true, s.minedBlock] : [txid, true]);
 			outputs = tx.vout.map(o => satoshis(String(o.value)));
 		}
 		const sent = outputs.reduce((a, b) => a + b, 0n);
 		const fee = total - sent;
 		const change = sent - amount;
 		const first = items[0];
-		const entry = { organizationId: first.organizationId, mode: first.mode, networkId: network.id, tokenId: native.tokenId, refType: "sweep", refId: s.id };
+		const entry = { organizationId: first.organizationId, mode: first.mode, networkId: network.id, tokenId: native.tokenId, refType: "sweep", refId: s.id, fence: this.fence };
 		if (fee > 0n) await ports.record({ ...entry, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}` });
 		if (change > 0n) await ports.record({ ...entry, kind: "sweep", amount: `-${fromBaseUnits(change, native.decimals)}` });
-		await ports.completeRequest({ id: s.requestId!, txHash: txid });
-		if (await finishSweep(sequelize, models, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now())) this.deps.onOutcome?.("confirmed");
+		await ports.completeRequest({ id: s.requestId!, txHash: txid, fence: this.fence });
+		if (await finishSweep(sequelize, models, this.fence, s, "confirmed", { txHash: txid, feePaid: fee.toString() }, now())) this.deps.onOutcome?.("confirmed");
 		this.deps.logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${txid} (${items.length} checkout(s), change ${fromBaseUnits(change, native.decimals)})`);
 	}
 }

@@ -10,7 +10,7 @@ import { normalizeDecimal } from "../money";
 import { isUniqueViolation } from "../payments/store";
 import type { OrganizationMode } from "../networks/mode";
 import type { LedgerEntry } from "../../models/withdrawal.model";
-import { FUNDS_SWEEP_KINDS } from "../../models/sweep.model";
+import { FUNDS_SWEEP_KINDS, OPEN_SWEEP_STATUSES } from "../../models/sweep.model";
 import { accountBalance, accountKey, AccountBalance, KindSum, LedgerKind } from "./ledger";
 
 /** refType of reversal / recredit entries (lib/withdrawals/reversals.ts), refId `<transactionId>:<creditId>:<generation>`: the checkout's id comes first. */
@@ -68,7 +68,8 @@ async function exactSum(app: LedgerDb, column: string, from: string, replacement
 /** What balanceOf reads: the database (a withdrawals node's App, or a sweeper's models and sequelize). */
 export type LedgerDb = Pick<App, "sequelize">;
 
-const OPEN_SWEEP = "s.status IN ('planned', 'signed', 'broadcast')";
+// Stalled sweeps included: their funds stay held until an operator resolves them.
+const OPEN_SWEEP = `s.status IN (${OPEN_SWEEP_STATUSES.map(k => `'${k}'`).join(", ")})`;
 const FUNDS_KINDS = FUNDS_SWEEP_KINDS.map(k => `'${k}'`).join(", ");
 
 export interface BalanceOptions {

@@ -3,10 +3,14 @@
  * in tests: refuse wide eth_getLogs ranges the way providers do, answer 429 for a while, go down
  * and come back on the same port, answer eth_getLogs with no logs (a provider whose log index
  * missed blocks), require Basic credentials, answer with a body that quotes the request URL (a
- * provider's error page echoing an API key), and count the calls by method (batches counted per call).
+ * provider's error page echoing an API key), answer each transaction receipt `null` once (a lagging
+ * node behind a load balancer), hold answers and release them later (a call in flight while
+ * something else happens), swallow signed transactions (they never reach the node), and count the
+ * calls by method (batches counted per call).
  */
 import http from "node:http";
 import type net from "node:net";
+import { Transaction } from "ethers";
 
 interface JsonRpcCall {
 	jsonrpc: "2.0";
@@ -45,6 +49,16 @@ export interface RpcProxy {
 	 * estimate and the block); null: passed to the node again.
 	 */
 	answer(method: string, result: unknown): void;
+	/** true: the first eth_getTransactionReceipt of each hash answers `null` (a node lagging behind the one that mined it). */
+	nullReceiptsOnce(on: boolean): void;
+	/** The hashes (lower case) whose receipt was answered `null` so far by nullReceiptsOnce. */
+	nulledReceipts(): string[];
+	/** Answers held back by swallowAnswers so far (still held). */
+	heldCount(): number;
+	/** Sends the answers held back by swallowAnswers (the caller hears late). */
+	releaseHeld(): void;
+	/** true: eth_sendRawTransaction is answered with the transaction's hash but never reaches the node. */
+	dropSends(on: boolean): void;
 	/** Closes the port and drops open connections (node down). */
 	stop(): Promise<void>;
 	/** Listens again on the same port (node back). */
@@ -68,8 +82,12 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 	let swallow: string | null = null;
 	let logsHidden = false;
 	const canned = new Map<string, unknown>();
+	let nullReceipts = false;
+	let sendsDropped = false;
+	const nulled = new Set<string>();
 	const sockets = new Set<net.Socket>();
 	const held: http.ServerResponse[] = [];
+	const heldAnswers: Array<{ res: http.ServerResponse; body: string }> = [];
 
 	const proxy = {
 		maxLogsRange: opts.maxLogsRange ?? null,
@@ -90,6 +108,10 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 			if (refused(call)) answers.set(index, rangeError(call.id));
 			else if (logsHidden && call.method === "eth_getLogs") answers.set(index, { jsonrpc: "2.0", id: call.id, result: [] });
 			else if (canned.has(call.method)) answers.set(index, { jsonrpc: "2.0", id: call.id, result: canned.get(call.method) });
+			else if (nullReceipts && call.method === "eth_getTransactionReceipt" && !nulled.has(String(call.params?.[0]).toLowerCase())) {
+				nulled.add(String(call.params?.[0]).toLowerCase());
+				answers.set(index, { jsonrpc: "2.0", id: call.id, result: null });
+			} else if (sendsDropped && call.method === "eth_sendRawTransaction") answers.set(index, { jsonrpc: "2.0", id: call.id, result: Transaction.from(String(call.params?.[0])).hash });
 			else passed.push({ index, call });
 		});
 		if (passed.length > 0) {
@@ -123,11 +145,13 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 			try {
 				const payload = JSON.parse(Buffer.concat(chunks).toString()) as JsonRpcCall | JsonRpcCall[];
 				const answers = await forward(Array.isArray(payload) ? payload : [payload]);
+				const body = JSON.stringify(Array.isArray(payload) ? answers : answers[0]);
 				if (swallow && (Array.isArray(payload) ? payload : [payload]).some(c => c.method === swallow)) {
 					held.push(res);
+					heldAnswers.push({ res, body });
 					return;
 				}
-				res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(payload) ? answers : answers[0]));
+				res.writeHead(200, { "content-type": "application/json" }).end(body);
 			} catch (e) {
 				res.writeHead(502, { "content-type": "text/plain" }).end(`proxy: ${(e as Error).message}`);
 			}
@@ -173,8 +197,23 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 			if (result === null) canned.delete(method);
 			else canned.set(method, result);
 		},
+		nullReceiptsOnce(on: boolean) {
+			nullReceipts = on;
+		},
+		nulledReceipts: () => [...nulled],
+		heldCount: () => heldAnswers.length,
+		releaseHeld() {
+			for (const { res, body } of heldAnswers.splice(0)) {
+				held.splice(held.indexOf(res), 1);
+				if (!res.destroyed) res.writeHead(200, { "content-type": "application/json" }).end(body);
+			}
+		},
+		dropSends(on: boolean) {
+			sendsDropped = on;
+		},
 		async stop() {
 			const closed = new Promise<void>(resolve => server.close(() => resolve()));
+			heldAnswers.length = 0;
 			for (const res of held.splice(0)) res.destroy();
 			for (const socket of sockets) socket.destroy();
 			await closed;

@@ -25,6 +25,8 @@ const SUPPORT_ACTIONS = [
 	"watcher-bitcoin.support.rewind",
 	"sweeper-evm.support.clearHold",
 	"sweeper-bitcoin.support.clearHold",
+	"sweeper-evm.support.resolveStalled",
+	"sweeper-bitcoin.support.resolveStalled",
 ];
 
 describe("support actions are not reachable through the gateway", () => {

@@ -1,7 +1,10 @@
 /**
  * The UTXO sweeper on a real litecoind -regtest: settled payments of a merchant (one of them two
  * outputs in one transaction) are consolidated into ONE output at the merchant's withdrawal
- * address; the node's view of the deposits and the destination matches the ledger.
+ * address; the node's view of the deposits and the destination matches the ledger. Then the
+ * merchant's wallet spends a sweep's output before the sweep has its required confirmations (2 on
+ * litecoin-regtest, no -txindex): it is confirmed from its own transaction, once, nothing is sent
+ * again.
  */
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { money } from "../../lib/money";
@@ -96,4 +99,36 @@ describe("UTXO sweeper on a real litecoind -regtest", () => {
 		await new Promise(r => setTimeout(r, 800));
 		expect(await node.app.models.Sweep.count()).toBe(sweeps.length);
 	});
+
+	it("confirms a sweep once from its own transaction after the destination spent its output; the ledger equals the node", async () => {
+		// (The settings saved above stay: the merchant's destination is a wallet address of this node.)
+		const c = await openCheckout(node, key, { amount: "0.3", currency: "ltc", tokenId: LTC, networkId: NET });
+		await ltc.wallet("sendtoaddress", [c.address, "0.3"]);
+		await ltc.mine(2);
+		await until("settled", async () => (await node.http("GET", `/payments/transactions/${c.txId}`)).body.status === "completed", 30_000);
+		const item = await until("swept", async () => node.app.models.SweepItem.findOne({ where: { transactionId: c.txId } }), 30_000);
+		const sent = await until("sweep broadcast", async () => node.app.models.Sweep.findOne({ where: { id: item.sweepId, status: "broadcast" } }), 30_000);
+
+		// The merchant's wallet spends the sweep's output at once (a child of the unconfirmed sweep), then both are mined.
+		const sweepTx = await ltc.rpc<{ vout: Array<{ value: number }> }>("getrawtransaction", [sent.txHash, true]);
+		const onward = await ltc.wallet<string>("getnewaddress", ["onward", "bech32"]);
+		const raw = await ltc.rpc<string>("createrawtransaction", [[{ txid: sent.txHash, vout: 0 }], [{ [onward]: (sweepTx.vout[0].value - 0.001).toFixed(8) }]]);
+		const signed = await ltc.wallet<{ hex: string; complete: boolean }>("signrawtransactionwithwallet", [raw]);
+		expect(signed.complete).toBe(true);
+		await ltc.rpc<string>("sendrawtransaction", [signed.hex]);
+		await ltc.mine(1);
+		expect(await ltc.rpc("gettxout", [sent.txHash, 0, true])).toBeNull();
+
+		// One more block gives the sweep its 2 confirmations; its output is long spent.
+		await ltc.mine(1);
+		const confirmed = await until("sweep confirmed", async () => node.app.models.Sweep.findOne({ where: { id: sent.id, status: "confirmed" } }), 60_000);
+		expect({ txHash: confirmed.txHash, hashes: confirmed.hashes }).toEqual({ txHash: sent.txHash, hashes: [sent.txHash] });
+		expect(await node.app.models.SweepItem.count({ where: { transactionId: c.txId } })).toBe(1);
+		// What the deposit sent = what reached the destination + the fee.
+		const output = money(sweepTx.vout[0].value.toFixed(8));
+		expect(output.plus(money(confirmed.feePaid!).div(100_000_000)).eq(money("0.3"))).toBe(true);
+		const utxos = await ltc.rpc<{ unspents: unknown[] }>("scantxoutset", ["start", [`addr(${c.address})`]]);
+		expect(utxos.unspents).toHaveLength(0);
+		await until("ledger at zero", async () => money(((await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId: LTC })) as { balance: string }).balance).isZero(), 10_000);
+	}, 180_000);
 });

@@ -4,7 +4,8 @@
  * failures in a row until blocked (lib/sweeps/store.ts, lib/sweeps/holds.ts).
  */
 import { clearHoldsAt, recordHoldFailure } from "../../../lib/sweeps/holds";
-import { finishSweep, planSweep, type PlanInput } from "../../../lib/sweeps/store";
+import { finishSweep, planSweep, type PlanInput, type SweepFence } from "../../../lib/sweeps/store";
+import { acquireLease, ensureCursor } from "../../../lib/watchers/store";
 import { startNode, TestNode } from "../../helpers/harness";
 
 const NET = "00000000-0000-4000-8000-000000000001";
@@ -12,8 +13,12 @@ const WALLET = "0x1111111111111111111111111111111111111111";
 
 describe("sweep records", () => {
 	let node: TestNode;
+	/** The sweep lease every sweep write is fenced by (lib/sweeps/store.ts assertFence). */
+	let fence: SweepFence;
 	beforeAll(async () => {
 		node = await startNode({ services: [] });
+		await ensureCursor(node.app.models, "00000000-0000-4000-8000-0000000000f0", "sweep", new Date());
+		fence = (await acquireLease(node.app.models, "00000000-0000-4000-8000-0000000000f0", "test:1:sweeper-evm", 600_000, Date.now()))!;
 	}, 60_000);
 	afterAll(async () => node?.stop());
 
@@ -30,24 +35,24 @@ describe("sweep records", () => {
 	it("gives an unsent sweep's nonce back when it was the wallet's last, and keeps a gap-free sequence", async () => {
 		const { sequelize, models } = node.app;
 		const now = new Date();
-		const a = (await planSweep(sequelize, models, plan("0xaaaa000000000000000000000000000000000001"), now))!;
+		const a = (await planSweep(sequelize, models, fence, plan("0xaaaa000000000000000000000000000000000001"), now))!;
 		expect(a.nonce).toBe(0);
-		expect(await finishSweep(sequelize, models, a, "failed", { reason: "not worth its fee" }, now)).toBe(true);
+		expect(await finishSweep(sequelize, models, fence, a, "failed", { reason: "not worth its fee" }, now)).toBe(true);
 		expect((await models.SweepWallet.findOne({ where: { networkId: NET, address: WALLET } }))!.nextNonce).toBe(0);
 		expect((await models.Sweep.findByPk(a.id))!.nonce).toBe(-1);
 		// The next sweep of the wallet takes that nonce: nothing waits behind a nonce nobody sends.
-		const b = (await planSweep(sequelize, models, plan("0xaaaa000000000000000000000000000000000002"), now))!;
+		const b = (await planSweep(sequelize, models, fence, plan("0xaaaa000000000000000000000000000000000002"), now))!;
 		expect(b.nonce).toBe(0);
-		const c = (await planSweep(sequelize, models, plan("0xaaaa000000000000000000000000000000000003"), now))!;
+		const c = (await planSweep(sequelize, models, fence, plan("0xaaaa000000000000000000000000000000000003"), now))!;
 		expect(c.nonce).toBe(1);
 		// Not the last one: a later sweep holds the next nonce, so it is not given back.
-		await finishSweep(sequelize, models, b, "failed", { reason: "not worth its fee" }, now);
+		await finishSweep(sequelize, models, fence, b, "failed", { reason: "not worth its fee" }, now);
 		expect((await models.SweepWallet.findOne({ where: { networkId: NET, address: WALLET } }))!.nextNonce).toBe(2);
 		expect((await models.Sweep.findByPk(b.id))!.nonce).toBe(0);
 		// A sweep that was signed (maybe sent) never gives its nonce back.
 		c.status = "signed";
 		await c.save();
-		await finishSweep(sequelize, models, c, "failed", { reason: "reverted on chain" }, now);
+		await finishSweep(sequelize, models, fence, c, "failed", { reason: "reverted on chain" }, now);
 		expect((await models.SweepWallet.findOne({ where: { networkId: NET, address: WALLET } }))!.nextNonce).toBe(2);
 	});
 
