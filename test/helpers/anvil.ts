@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { Contract, JsonRpcProvider, Network, NonceManager, Wallet, parseUnits } from "ethers";
+import { Contract, JsonRpcProvider, Network, NonceManager, Wallet, parseUnits, type Subscriber, type Subscription } from "ethers";
 import { deployContract } from "../../lib/chains/evm-contracts";
 import { anvilPrivateKeys, freePort, spawnAnvil } from "../../lib/dev/anvil";
 
@@ -41,6 +41,65 @@ export interface Anvil {
 	stop(): Promise<void>;
 }
 
+/**
+ * ethers' block poller starts at the head it first sees and emits only the blocks after it. With
+ * automine, a transaction mined between a waiter's receipt check and that first poll sits in a
+ * block that is never emitted, and `tx.wait()` / `waitForTransaction` wait forever (seen on a
+ * loaded machine). This poller also emits the head it starts at (and the head again after a
+ * revert or reorg lowered it): a listener then re-checks its receipt, which is all it does.
+ */
+class HeadBlockSubscriber implements Subscriber {
+	private last = -2;
+	private timer: NodeJS.Timeout | null = null;
+	private polling = false;
+
+	constructor(
+		private readonly provider: JsonRpcProvider,
+		readonly pollingInterval: number,
+	) {}
+
+	start(): void {
+		if (this.timer) return;
+		this.timer = setInterval(() => void this.poll(), this.pollingInterval);
+		void this.poll();
+	}
+
+	stop(): void {
+		if (this.timer) clearInterval(this.timer);
+		this.timer = null;
+	}
+
+	pause(): void {
+		this.stop();
+	}
+
+	resume(): void {
+		this.start();
+	}
+
+	private async poll(): Promise<void> {
+		if (this.polling) return;
+		this.polling = true;
+		try {
+			const head = await this.provider.getBlockNumber();
+			if (this.last === -2 || head < this.last) this.last = head - 1;
+			for (let b = this.last + 1; b <= head && this.timer; b++) await this.provider.emit("block", b);
+			this.last = Math.max(this.last, head);
+		} catch {
+			// The node is away (stopped by the test): the next poll asks again.
+		} finally {
+			this.polling = false;
+		}
+	}
+}
+
+/** A JsonRpcProvider whose block events cannot miss the block a transaction was mined in. */
+class AnvilProvider extends JsonRpcProvider {
+	override _getSubscriber(sub: Subscription): Subscriber {
+		return sub.type === "block" ? new HeadBlockSubscriber(this, this.pollingInterval) : super._getSubscriber(sub);
+	}
+}
+
 const running = new Set<ChildProcess>();
 process.once("exit", () => {
 	for (const child of running) child.kill("SIGKILL");
@@ -62,7 +121,7 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
 	const { child, url } = started;
 	running.add(child);
 
-	const provider = new JsonRpcProvider(url, Network.from(chainId), { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 });
+	const provider = new AnvilProvider(url, Network.from(chainId), { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 });
 	const accounts = anvilPrivateKeys(10).map(key => new NonceManager(new Wallet(key, provider)));
 	const addresses = anvilPrivateKeys(10).map(key => new Wallet(key).address);
 	const rpc = <T>(method: string, params: unknown[] = []) => provider.send(method, params) as Promise<T>;
