@@ -72,9 +72,12 @@ describe("UTXO sweeper: withdrawal requests on a real litecoind -regtest", () =>
 		const to = (o: (typeof tx.vout)[number]) => o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0];
 		expect(tx.vin).toHaveLength(2); // neither checkout covers 0.4 alone: both, in one transaction
 		expect(tx.vout.map(to)).toEqual([payee, merchantAddress]);
-		await until("the request completed", async () => {
+		// The request completes just before its sweep is closed (lib/sweeps/utxo-runner.ts confirmRequest): wait for both.
+		await until("the request completed and its sweep confirmed", async () => {
 			await ltc.mine(1);
-			return (await node.app.models.WithdrawalRequest.findByPk(made.body.id))?.status === "completed";
+			const request = await node.app.models.WithdrawalRequest.findByPk(made.body.id);
+			const closed = await node.app.models.Sweep.findByPk(sweep.id);
+			return request?.status === "completed" && closed?.status === "confirmed";
 		}, 60_000);
 
 		// Exactly the amount, once; the rest less the fee at the merchant's address; the deposits empty.

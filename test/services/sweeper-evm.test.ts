@@ -136,6 +136,8 @@ describe("EVM sweeper on a real anvil node", () => {
 		expect(usdcRequest.status).toBe(201);
 		const done = async () => ((await node.http("GET", "/withdrawals/requests", { token: other.token })).body as Array<{ id: string; status: string }>).filter(r => r.status === "completed").length === 2;
 		await until("both requests completed", done, 60_000);
+		// A request completes just before its sweep is closed, and an open sweep's funds are held: wait for both closed.
+		await until("the requests' sweeps closed", async () => (await node.app.models.Sweep.count({ where: { requestId: [ethRequest.body.id, usdcRequest.body.id], status: ["planned", "signed", "broadcast"] } })) === 0, 30_000);
 		expect(await anvil.provider.getBalance(payee)).toBe(parseEther("0.3"));
 		expect((await token.balanceOf(payee)) as bigint).toBe(parseUnits("1.5", 6));
 		expect(money(await available(USDC)).eq(money("2.5"))).toBe(true);

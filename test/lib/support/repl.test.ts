@@ -55,6 +55,7 @@ describe("the support REPL (moleculer-repl) on an embedded node", () => {
 			"intent [words...]",
 			"link [words...]",
 			"tx [words...]",
+			"reversals [words...]",
 			"watchers [words...]",
 			"webhooks [words...]",
 			"outbox [words...]",
