@@ -16,8 +16,30 @@ import { clearHoldsAt } from "../lib/sweeps/holds";
 import type { SweepHoldScope } from "../models/sweep.model";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
+import { readNetworkCatalogue } from "../lib/watchers/catalogue";
 import { acquireLease, ensureCursor, Lease, LeaseLostError, releaseLease, renewLease } from "../lib/watchers/store";
+import type { SweepNetwork } from "../lib/sweeps/runner";
 import type { WatchableNetwork } from "../services/networks.service";
+
+/**
+ * A runner's view of its network that follows the catalogue: the mixin reads the network's tokens
+ * and required confirmations again before every step (lib/watchers/catalogue.ts) into `network`,
+ * and the runner, reading `tokens` / `requiredConfirmations` through this view, sees them.
+ */
+export function liveSweepNetwork(network: WatchableNetwork, eip7702: boolean): SweepNetwork {
+	return {
+		id: network.id,
+		slug: network.slug,
+		chainId: network.chainId,
+		eip7702,
+		get requiredConfirmations() {
+			return network.requiredConfirmations;
+		},
+		get tokens() {
+			return network.tokens;
+		},
+	};
+}
 
 export interface SweepStepper {
 	/** One step under the network's sweep lease: every write is fenced by it; `lost` aborts when it is gone. */
@@ -44,6 +66,8 @@ export interface SweeperMixinOptions {
 
 interface RunnerEntry {
 	runner: SweepStepper;
+	/** The network the runner was built with (liveSweepNetwork): tokens and confirmations updated before each step. */
+	network: WatchableNetwork;
 	leaseId: string;
 	lease: Lease | null;
 	slug: string;
@@ -162,7 +186,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					startCounters(this.broker, METRIC.sweepsBlocked, SWEEP_HOLD_SCOPES.map(scope => ({ network: network.slug, scope })));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
-					this.runners.set(network.id, { runner, leaseId, lease: null, slug: network.slug });
+					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug });
 					this.logger.info(`Sweeper: sweeping ${network.slug} through ${redactUrl(rpcUrl)}`);
 				}
 			},
@@ -180,7 +204,12 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					try {
 						if (r.lease && !(await renewLease(models, r.lease, config.sweeper.leaseMs, Date.now()))) r.lease = null;
 						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, Date.now());
-						if (r.lease) await this.stepWithHeartbeat(r, r.lease);
+						if (r.lease) {
+							// A token switched on (or its contract, or the confirmations, changed) since the last step.
+							const fresh = await readNetworkCatalogue(models, r.network.id);
+							if (fresh) Object.assign(r.network, { requiredConfirmations: fresh.requiredConfirmations, tokens: fresh.tokens });
+							await this.stepWithHeartbeat(r, r.lease);
+						}
 					} catch (err) {
 						if (err instanceof LeaseLostError) {
 							r.lease = null;

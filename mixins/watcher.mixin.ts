@@ -18,7 +18,7 @@ import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort, WatchedNetwork, WatcherLogger, WatcherStatus, watcherOwnerId } from "../lib/watchers/runner";
 import { networkReadiness, WatcherReadiness } from "../lib/watchers/readiness";
 import { WATCHER_LEADS_EVENT } from "../lib/watchers/watched";
-import type { WatchableNetwork } from "../services/networks.service";
+import { CATALOGUE_CHANGED_EVENT, type WatchableNetwork } from "../services/networks.service";
 
 export interface WatcherMixinOptions {
 	chainType: string;
@@ -30,12 +30,15 @@ interface WatcherVars {
 	owner: string;
 	refreshTimer: NodeJS.Timeout | null;
 	refreshing: Promise<void> | null;
+	/** Set at stop: no refresh starts a runner after it. */
+	stopping: boolean;
 	/** Why the followed networks could not be read at the last refresh; null: they were. */
 	networksError: string | null;
 }
 
 interface WatcherMethods {
 	refreshNetworks(): Promise<void>;
+	refresh(): Promise<void>;
 	slugs(): Promise<Map<string, string>>;
 	paymentsPort(): PaymentsPort;
 	watcherReadiness(): WatcherReadiness;
@@ -44,8 +47,12 @@ interface WatcherMethods {
 type WatcherThis = Service & WatcherVars & WatcherMethods;
 
 
-/** How often the followed networks are re-read (a network switched on or off, a token added). */
-const NETWORKS_REFRESH_MS = 60_000;
+/**
+ * How often the followed networks are re-read (a network added to or removed from the catalogue,
+ * an RPC cookie); at once on CATALOGUE_CHANGED_EVENT. Tokens and confirmations are not this
+ * refresh's business: every step of a runner reads them (lib/watchers/catalogue.ts).
+ */
+export const NETWORKS_REFRESH_MS = 15_000;
 
 export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 	const schema: Partial<ServiceSchema<ServiceSettingSchema, WatcherMethods & Record<string, any>, WatcherVars>> = {
@@ -134,7 +141,36 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 			},
 		},
 
+		events: {
+			/** The seed (or `call networks.seed`) changed the catalogue: the followed networks are read again now. */
+			[CATALOGUE_CHANGED_EVENT]: {
+				handler(this: WatcherThis) {
+					void this.refresh();
+				},
+			},
+		},
+
 		methods: {
+			/** One refresh of the followed networks at a time; a refresh asked meanwhile runs after it. */
+			refresh(this: WatcherThis): Promise<void> {
+				const run = () =>
+					(this.stopping ? Promise.resolve() : this.refreshNetworks()).then(
+						() => {
+							this.networksError = null;
+						},
+						err => {
+							this.networksError = `${opts.chainType} networks could not be read`;
+							this.logger.warn(`Watcher ${opts.chainType}: networks could not be read: ${(err as Error).message}`);
+							captureLoopError(err, { service: this.name });
+						},
+					);
+				const next: Promise<void> = (this.refreshing ?? Promise.resolve()).then(run).finally(() => {
+					if (this.refreshing === next) this.refreshing = null;
+				});
+				this.refreshing = next;
+				return next;
+			},
+
 			/** Slugs of this chain type's networks by id (support views). */
 			async slugs(this: WatcherThis): Promise<Map<string, string>> {
 				const networks = (await this.broker.call("networks.watchable", { chainType: opts.chainType })) as WatchableNetwork[];
@@ -226,30 +262,19 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 			this.owner = watcherOwnerId(this.broker.nodeID);
 			this.refreshTimer = null;
 			this.refreshing = null;
+			this.stopping = false;
 			this.networksError = null;
 		},
 
 		async started(this: WatcherThis) {
-			const refresh = () => {
-				this.refreshing = this.refreshNetworks().then(
-					() => {
-						this.networksError = null;
-					},
-					err => {
-						this.networksError = `${opts.chainType} networks could not be read`;
-						this.logger.warn(`Watcher ${opts.chainType}: networks could not be read: ${(err as Error).message}`);
-						captureLoopError(err, { service: this.name });
-					},
-				);
-				return this.refreshing;
-			};
-			await refresh();
-			this.refreshTimer = setInterval(refresh, NETWORKS_REFRESH_MS);
+			await this.refresh();
+			this.refreshTimer = setInterval(() => void this.refresh(), NETWORKS_REFRESH_MS);
 		},
 
 		async stopped(this: WatcherThis) {
 			if (this.refreshTimer) clearInterval(this.refreshTimer);
-			await this.refreshing;
+			this.stopping = true;
+			while (this.refreshing) await this.refreshing;
 			await Promise.all([...this.runners.values()].map(r => r.stop()));
 			this.runners.clear();
 		},

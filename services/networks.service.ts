@@ -22,6 +22,7 @@ import { MODE_MESSAGES, NETWORK_NOT_ALLOWED_FOR_MODE, ORGANIZATION_MODES, Organi
 import { isTokenDeployed, seedCatalogue, SeedResult } from "../lib/networks/seed";
 import { ListedNetwork, NetworkView, TokenView, TokenWithNetworkView, networkSummary, networkView, tokenView } from "../lib/networks/view";
 import { TtlCache } from "../lib/ttl-cache";
+import { watchedTokens } from "../lib/watchers/catalogue";
 import { WATCHER_LEADS_EVENT, WatchedCache, watchedNetworkIds } from "../lib/watchers/watched";
 import type { Network } from "../models/network.model";
 import type { Token } from "../models/token.model";
@@ -230,19 +231,23 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 		},
 
 		/**
-		 * What a chain watcher follows for a chain type: the active networks (with their catalogue
-		 * slug, which names their RPC_URL_<SLUG> setting) and their payable tokens (native, or with
-		 * a contract). Internal: no route.
+		 * What a chain watcher or sweeper follows for a chain type: the catalogue's networks, switched
+		 * on or off (with their catalogue slug, which names their RPC_URL_<SLUG> setting), and the
+		 * tokens the chain carries (native, or with a contract), switched on or off. Switching one off
+		 * stops new checkouts in it (resolvePair); the checkouts already open are still watched and
+		 * their funds still swept (lib/watchers/catalogue.ts, docs/watchers.md "Catalogue changes").
+		 * Only a start: running watchers and sweepers read tokens and confirmations again at every
+		 * step. Internal: no route.
 		 */
 		watchable: {
 			visibility: "public",
 			params: { $$strict: "remove", chainType: { type: "enum", values: [...CHAIN_TYPES] } },
 			async handler(this: NetworksThis, ctx: Ctx<{ chainType: ChainType }>): Promise<WatchableNetwork[]> {
 				const { models } = appOf(this.broker);
-				const networks = await models.Network.findAll({ where: { chainType: ctx.params.chainType, isActive: true } });
+				const networks = await models.Network.findAll({ where: { chainType: ctx.params.chainType } });
 				const out: WatchableNetwork[] = [];
 				for (const n of networks) {
-					const tokens = await models.Token.findAll({ where: { networkId: n.id, isActive: true } });
+					const tokens = await models.Token.findAll({ where: { networkId: n.id } });
 					out.push({
 						id: n.id,
 						slug: n.slug,
@@ -251,9 +256,7 @@ const NetworksService: ServiceSchema<{ rest: string }, NetworksMethods & Record<
 						isTestnet: n.isTestnet,
 						requiredConfirmations: n.requiredConfirmations,
 						listenerConfig: n.listenerConfig ?? {},
-						tokens: tokens
-							.filter(t => t.isNative || (t.contractAddress ?? "") !== "")
-							.map(t => ({ tokenId: t.id, symbol: t.symbol, contractAddress: t.isNative ? "" : t.contractAddress, decimals: t.decimals })),
+						tokens: watchedTokens(tokens),
 					});
 				}
 				return out;

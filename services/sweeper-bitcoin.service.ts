@@ -13,7 +13,7 @@ import { withdrawalKeyFor } from "../lib/chains/withdrawal-keys";
 import { hdSeed } from "../lib/payments/store";
 import { createUtxoRpc } from "../lib/sweeps/utxo-rpc";
 import { UtxoSweepRunner } from "../lib/sweeps/utxo-runner";
-import { SweeperMixin } from "../mixins/sweeper.mixin";
+import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
 import { sweeperPorts } from "./sweeper-evm.service";
 
 const SweeperBitcoinService: ServiceSchema = {
@@ -29,7 +29,7 @@ const SweeperBitcoinService: ServiceSchema = {
 					sequelize: app.sequelize,
 					models: app.models,
 					rpc,
-					network: { id: network.id, slug: network.slug, chainId: network.chainId, requiredConfirmations: network.requiredConfirmations, eip7702: false, tokens: network.tokens },
+					network: liveSweepNetwork(network, false),
 					btcNetwork: bitcoinjsNetwork(params),
 					withdrawalKey: withdrawalKeyFor(network),
 					dustRelayFeeSatPerKvB: bitcoinNetworkName(params).startsWith("litecoin") ? LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB : DEFAULT_DUST_RELAY_FEE_SAT_PER_KVB,

@@ -14,7 +14,7 @@ import { hdSeed } from "../lib/payments/store";
 import { eip7702For, sweepContractsFor } from "../lib/sweeps/config";
 import { SweepRunner, SweeperPorts } from "../lib/sweeps/runner";
 import { createHttpBridgeProvider } from "../lib/withdrawals/bridge-provider";
-import { SweeperMixin } from "../mixins/sweeper.mixin";
+import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
 
 /** The withdrawals and transactions actions a sweeper uses. */
 export function sweeperPorts(service: Service): SweeperPorts {
@@ -48,7 +48,7 @@ const SweeperEvmService: ServiceSchema = {
 					sequelize: app.sequelize,
 					models: app.models,
 					provider,
-					network: { id: network.id, slug: network.slug, chainId: network.chainId, requiredConfirmations: network.requiredConfirmations, eip7702: eip7702For(config.sweeper, network.slug), tokens: network.tokens },
+					network: liveSweepNetwork(network, eip7702For(config.sweeper, network.slug)),
 					contracts: sweepContractsFor(config.sweeper, network.slug),
 					sweeperKey: config.sweeper.privateKey,
 					bridge: config.withdrawals.bridge.url ? createHttpBridgeProvider({ baseUrl: config.withdrawals.bridge.url, apiKey: config.withdrawals.bridge.apiKey ?? undefined, timeoutMs: config.withdrawals.bridge.timeoutMs }) : null,

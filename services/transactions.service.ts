@@ -53,6 +53,12 @@ export interface CreditParams {
 	/** Token units (decimal string). */
 	amount: string;
 	confirmations?: number;
+	/**
+	 * The confirmations the reporting watcher requires, read from the catalogue at its step (docs/watchers.md
+	 * "Catalogue changes"). Given, it is the rule: the watcher's count is checked against it and it
+	 * is what the checkout shows; omitted (older callers), the network's as this node caches it.
+	 */
+	requiredConfirmations?: number;
 	simulated?: boolean;
 	/** The block the transfer was seen in (chain watchers): its detection, if any, becomes credited. */
 	blockHash?: string;
@@ -70,6 +76,8 @@ export interface DetectParams {
 	/** Token units (decimal string). */
 	amount: string;
 	confirmations: number;
+	/** The watcher's requirement (see CreditParams.requiredConfirmations): what the payer is shown. */
+	requiredConfirmations?: number;
 }
 
 export interface DetectResult {
@@ -155,6 +163,8 @@ const TRANSFER_KEY = {
 	txHash: { type: "string", min: 1, max: 128 },
 	logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
 } as const;
+/** A watcher's confirmation requirement (the seed allows REQUIRED_CONFIRMATIONS_<SLUG> 1..100000). */
+const REQUIRED_CONFIRMATIONS = { type: "number", integer: true, min: 1, max: 100_000, optional: true } as const;
 const transactionNotFound = () => notFound("Transaction not found");
 
 const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods & Record<string, any>, TransactionsVars> = {
@@ -249,6 +259,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				tokenId: ID,
 				amount: amountRule,
 				confirmations: { type: "number", integer: true, min: 0, optional: true },
+				requiredConfirmations: REQUIRED_CONFIRMATIONS,
 				simulated: { type: "boolean", optional: true },
 				blockHash: { type: "string", min: 1, max: 100, optional: true },
 			},
@@ -258,8 +269,11 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				const p = ctx.params;
 				const simulated = p.simulated === true;
 				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
-				if (p.confirmations !== undefined && p.confirmations < network.requiredConfirmations) {
-					return { credited: false, duplicate: false, reason: "insufficientConfirmations", requiredConfirmations: network.requiredConfirmations };
+				// One rule: the requirement the watcher applied (read from the catalogue at its step) when
+				// it sends it, so a core whose cached catalogue is older never refuses its credit.
+				const requiredConfirmations = p.requiredConfirmations ?? network.requiredConfirmations;
+				if (p.confirmations !== undefined && p.confirmations < requiredConfirmations) {
+					return { credited: false, duplicate: false, reason: "insufficientConfirmations", requiredConfirmations };
 				}
 				const address = codecFor(network.chainType).normalizeAddress(p.toAddress, chainParamsFor(network));
 				const deposit = address ? await models.DepositAddress.findOne({ where: { networkId: network.id, address } }) : null;
@@ -322,6 +336,8 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 						tx.overpaidAmount = out.overpaidAmount;
 						if (counted) tx.hash = p.txHash;
 						await settleDetection(models, t, tx, { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, blockHash: p.blockHash }, now);
+						// The checkout shows the requirement its counted credit was applied with ("n of m" agrees with it).
+						if (counted && p.requiredConfirmations !== undefined) tx.requiredConfirmations = p.requiredConfirmations;
 						if (simulated) tx.simulated = true;
 						if (out.confirmed) tx.confirmedAt = now;
 						if (out.settled) tx.completedAt = now;
@@ -398,12 +414,13 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 				tokenId: ID,
 				amount: amountRule,
 				confirmations: { type: "number", integer: true, min: 0 },
+				requiredConfirmations: REQUIRED_CONFIRMATIONS,
 			},
 			async handler(this: TransactionsThis, ctx: Ctx<DetectParams>): Promise<DetectResult> {
 				const app = appOf(this.broker);
 				const p = ctx.params;
 				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
-				const requiredConfirmations = network.requiredConfirmations;
+				const requiredConfirmations = p.requiredConfirmations ?? network.requiredConfirmations;
 				const address = codecFor(network.chainType).normalizeAddress(p.toAddress, chainParamsFor(network));
 				const deposit = address ? await app.models.DepositAddress.findOne({ where: { networkId: network.id, address } }) : null;
 				if (!deposit) return { recorded: false, outcome: "unknownAddress", requiredConfirmations };

@@ -81,10 +81,15 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
 		const existing = await models.PaymentDetection.findOne({ where: keyWhere(input), transaction: t });
 		if (existing) {
 			if (existing.status !== "confirming") return "final";
-			if (existing.confirmations >= input.confirmations) return "unchanged";
-			existing.confirmations = input.confirmations;
-			existing.updatedAt = now;
-			await existing.save({ transaction: t });
+			// The watcher's requirement changed (the catalogue's did): the checkout shows the new one.
+			const required = tx.requiredConfirmations !== input.requiredConfirmations;
+			if (existing.confirmations >= input.confirmations && !required) return "unchanged";
+			if (existing.confirmations < input.confirmations) {
+				existing.confirmations = input.confirmations;
+				existing.updatedAt = now;
+				await existing.save({ transaction: t });
+			}
+			tx.requiredConfirmations = input.requiredConfirmations;
 			await refreshSummary(models, t, tx);
 			tx.updatedAt = now;
 			await tx.save({ transaction: t });

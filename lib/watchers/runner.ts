@@ -21,10 +21,12 @@ import { isServiceUnavailable } from "../errors";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { ChainTransfer } from "../../models/chain.model";
+import { readNetworkCatalogue, type NetworkCatalogue } from "./catalogue";
 import { envSlug, type WatchersConfig } from "./config";
 import { appendRecent, commonAncestor, continuesChain } from "./reorg";
 import { acquireLease, commitRange, syncMempool, ensureCursor, Lease, LeaseLostError, loadCursor, markReported, NewTransfer, pendingTransfers, recordReconciled, releaseLease, renewLease, rewindTo, seenNativeAmounts } from "./store";
 
+/** The network a runner follows; `requiredConfirmations` and `tokens` are only its start: every step reads them again (lib/watchers/catalogue.ts). */
 export interface WatchedNetwork {
 	id: string;
 	slug: string;
@@ -37,8 +39,9 @@ export interface WatchedNetwork {
 export interface PaymentsPort {
 	depositAddresses(p: { networkId: string; since: string; afterCreatedAt?: string; afterId?: string; limit: number }): Promise<Array<{ id: string; address: string; createdAt: string }>>;
 	openAddresses(p: { networkId: string; since: string }): Promise<string[]>;
-	detect(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; blockNumber: number; toAddress: string; tokenId: string; amount: string; confirmations: number }): Promise<{ outcome: string }>;
-	credit(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; toAddress: string; tokenId: string; amount: string; confirmations: number }): Promise<{ credited: boolean; duplicate: boolean; reason?: string }>;
+	/** `requiredConfirmations`: the requirement the watcher applies (the payer is shown it: docs/watchers.md "Catalogue changes"). */
+	detect(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; blockNumber: number; toAddress: string; tokenId: string; amount: string; confirmations: number; requiredConfirmations: number }): Promise<{ outcome: string }>;
+	credit(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; toAddress: string; tokenId: string; amount: string; confirmations: number; requiredConfirmations: number }): Promise<{ credited: boolean; duplicate: boolean; reason?: string }>;
 	revert(p: { networkId: string; txHash: string; logIndex: number; blockHash: string }): Promise<{ outcome: string }>;
 }
 
@@ -129,10 +132,15 @@ export class NetworkWatcher {
 	/** deps.payments, noting when a call succeeds again after the payments services were unreachable. */
 	private readonly payments: PaymentsPort;
 	private lagging = false;
+	/** The network's catalogue as the last step read it (after its head): tokens followed, confirmations required. */
+	private catalogue: NetworkCatalogue;
+	/** A head read before the lease was taken, while the network has no cursor: where the cursor starts (see run()). */
+	private preLeaseHead: number | null = null;
 	readonly status: WatcherStatus;
 
 	constructor(private readonly deps: RunnerDeps) {
 		this.status = { networkId: deps.network.id, slug: deps.network.slug, leader: false, head: null, cursor: null, lag: null, rpcDown: false, lastError: null };
+		this.catalogue = { requiredConfirmations: deps.network.requiredConfirmations, tokens: [...deps.network.tokens] };
 		const port = deps.payments;
 		const reached = <T>(call: Promise<T>) =>
 			call.then(out => {
@@ -194,8 +202,14 @@ export class NetworkWatcher {
 		while (this.running) {
 			let again = false;
 			try {
-				await ensureCursor(models, network.id, network.chainType, this.deps.now());
-				if (!this.lease) await this.tryLead();
+				const started = await ensureCursor(models, network.id, network.chainType, this.deps.now());
+				if (!this.lease) {
+					// A network never read: the head is read BEFORE the lease is taken, and the cursor starts
+					// there. The lease makes the network "watched" (lib/watchers/watched.ts) and so open to
+					// live checkouts; each of those is paid in a block after this head, which is then read.
+					this.preLeaseHead = started ? null : (await this.deps.source.head()).number;
+					await this.tryLead();
+				}
 				if (this.lease) again = await this.step();
 				this.status.lastError = null;
 			} catch (err) {
@@ -286,7 +300,7 @@ export class NetworkWatcher {
 		};
 		// The mempool is read before the head: a transaction that leaves it was mined at or below
 		// the head read next (then found in a block row), or dropped.
-		const mempool = source.mempoolTransfers && this.addresses.size ? await source.mempoolTransfers({ addresses: this.addresses, tokens: network.tokens }) : null;
+		const mempool = source.mempoolTransfers && this.addresses.size ? await source.mempoolTransfers({ addresses: this.addresses, tokens: this.catalogue.tokens }) : null;
 		const head = await source.head();
 		lap("head");
 		// Before anything of this range is stored, so a report pass never meets a row above its head.
@@ -296,7 +310,9 @@ export class NetworkWatcher {
 			this.rpcDown = false;
 			this.status.rpcDown = false;
 		}
-		await this.refreshAddresses();
+		// The catalogue, like the addresses, after the head: a token switched on after this read can
+		// only have checkouts paid in a later block, which the next step reads with it.
+		await Promise.all([this.refreshAddresses(), this.refreshCatalogue()]);
 		lap("addresses");
 		const cursor = await loadCursor(models, network.id);
 		lap("cursor");
@@ -304,7 +320,8 @@ export class NetworkWatcher {
 
 		if (cursor.blockNumber === null) {
 			const start = config.startBlocks[envSlug(network.slug)];
-			const from = start !== undefined ? Math.max(0, Math.min(start, head.number + 1) - 1) : Math.max(0, head.number - 1);
+			const startHead = Math.min(head.number, this.preLeaseHead ?? head.number);
+			const from = start !== undefined ? Math.max(0, Math.min(start, startHead + 1) - 1) : Math.max(0, startHead - 1);
 			const base = await source.block(from);
 			if (!base) return false;
 			await commitRange(sequelize, models, lease, { number: base.number, hash: base.hash, recent: [[base.number, base.hash]] }, [], this.deps.now());
@@ -333,7 +350,7 @@ export class NetworkWatcher {
 			if (!continuesChain(tip, blocks)) return true; // reorganised under us: the next step walks back
 			const hashes = new Map<number, string>();
 			for (const b of blocks) if (head.number - b.number < NEAR_HEAD_BLOCKS) hashes.set(b.number, b.hash);
-			const found = this.addresses.size ? await source.transfers({ fromBlock: tip.number + 1, toBlock: to, addresses: this.addresses, tokens: network.tokens, blockHashes: hashes }) : [];
+			const found = this.addresses.size ? await source.transfers({ fromBlock: tip.number + 1, toBlock: to, addresses: this.addresses, tokens: this.catalogue.tokens, blockHashes: hashes }) : [];
 			lap("transfers");
 			const byNumber = new Map(blocks.map(b => [b.number, b.hash.toLowerCase()]));
 			// A transfer from a block that is not the one just read: the node reorganised in between.
@@ -378,7 +395,7 @@ export class NetworkWatcher {
 	}
 
 	private toRows(found: readonly SourceTransfer[]): NewTransfer[] {
-		const decimals = new Map(this.deps.network.tokens.map(t => [t.tokenId, t.decimals]));
+		const decimals = new Map(this.catalogue.tokens.map(t => [t.tokenId, t.decimals]));
 		const rows: NewTransfer[] = [];
 		for (const f of found) {
 			const d = decimals.get(f.tokenId);
@@ -397,6 +414,25 @@ export class NetworkWatcher {
 		const kept = recent.filter(([n]) => n <= ancestor.number);
 		const reverted = await rewindTo(sequelize, models, this.lease!, { ...ancestor, recent: kept }, this.deps.now());
 		logger.warn(`Watcher: reorg on ${network.slug}: back to block ${ancestor.number}; ${reverted} transfer(s) reverted`);
+	}
+
+	/**
+	 * The network's tokens and required confirmations as the catalogue has them now (one small read
+	 * per step: lib/watchers/catalogue.ts). A change is logged once; a network gone keeps the last.
+	 */
+	private async refreshCatalogue(): Promise<void> {
+		const { models, network, logger } = this.deps;
+		const next = await readNetworkCatalogue(models, network.id);
+		if (!next) return;
+		const before = this.catalogue;
+		const key = (c: NetworkCatalogue) => c.tokens.map(t => `${t.tokenId}:${t.contractAddress.toLowerCase()}:${t.decimals}`).join(",");
+		if (key(before) !== key(next)) {
+			logger.info(`Watcher: network ${network.slug} follows ${next.tokens.map(t => `${t.symbol}${t.contractAddress ? ` (${t.contractAddress})` : ""}`).join(", ") || "no token"}`);
+		}
+		if (before.requiredConfirmations !== next.requiredConfirmations) {
+			logger.info(`Watcher: network ${network.slug} requires ${next.requiredConfirmations} confirmation(s) (was ${before.requiredConfirmations})`);
+		}
+		this.catalogue = next;
 	}
 
 	/** Loads new deposit addresses (keyset pages); a full reload now and then drops those past the window. */
@@ -464,7 +500,9 @@ export class NetworkWatcher {
 	}
 
 	private async reportOne(row: ChainTransfer, head: BlockRef): Promise<void> {
-		const { models, network } = this.deps;
+		const { models } = this.deps;
+		// The freshest requirement, sent with every report: the core records and shows the one applied.
+		const required = this.catalogue.requiredConfirmations;
 		const payments = this.payments;
 		const now = this.deps.now();
 		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };
@@ -476,14 +514,16 @@ export class NetworkWatcher {
 		if (row.status !== "active") return;
 		if (row.blockHash === MEMPOOL_BLOCK_HASH) {
 			// Unconfirmed: shown as 0 confirmations, never credited; its block's transfer takes over.
-			const r = await payments.detect({ ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations: 0, blockNumber: 0 });
+			const r = await payments.detect({ ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations: 0, blockNumber: 0, requiredConfirmations: required });
 			await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", false, 0, now);
 			return;
 		}
 		const confirmations = Math.max(0, head.number - row.blockNumber + 1);
-		const transfer = { ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations };
-		if (confirmations >= network.requiredConfirmations) {
+		const transfer = { ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations, requiredConfirmations: required };
+		if (confirmations >= required) {
 			const r = await payments.credit(transfer);
+			// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
+			if (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations") return;
 			await markReported(models, [row.id], r.credited || r.duplicate ? "credited" : "ignored", false, confirmations, now);
 			return;
 		}
@@ -510,9 +550,9 @@ export class NetworkWatcher {
 		const payments = this.payments;
 		if (!source.nativeBalances || config.reconcileMs === 0) return;
 		if (Date.now() - this.lastReconcileAt < config.reconcileMs) return;
-		const native = network.tokens.find(t => t.contractAddress === "");
+		const native = this.catalogue.tokens.find(t => t.contractAddress === "");
 		if (!native) return;
-		const at = Math.min(cursorNumber, head.number - network.requiredConfirmations + 1);
+		const at = Math.min(cursorNumber, head.number - this.catalogue.requiredConfirmations + 1);
 		if (at < 0) return;
 		this.lastReconcileAt = Date.now();
 		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();

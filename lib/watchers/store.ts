@@ -25,14 +25,19 @@ export interface Lease {
 	token: number;
 }
 
-/** Creates the network's cursor row once (several watchers may race: the primary key decides). */
-export async function ensureCursor(models: Models, networkId: string, chainType: string, now: Date): Promise<void> {
-	if (await models.ChainCursor.findByPk(networkId, { attributes: ["networkId"] })) return;
+/**
+ * Creates the network's cursor row once (several watchers may race: the primary key decides).
+ * True when the cursor has a block already (the network was read before).
+ */
+export async function ensureCursor(models: Models, networkId: string, chainType: string, now: Date): Promise<boolean> {
+	const row = await models.ChainCursor.findByPk(networkId, { attributes: ["networkId", "blockNumber"] });
+	if (row) return row.blockNumber !== null;
 	try {
 		await models.ChainCursor.create({ networkId, chainType, blockNumber: null, blockHash: null, recentBlocks: [], leaseOwner: null, leaseToken: 0, leaseUntil: null, reconciledAt: null, updatedAt: now });
 	} catch (err) {
 		if (!(err instanceof UniqueConstraintError)) throw err;
 	}
+	return false;
 }
 
 /**
