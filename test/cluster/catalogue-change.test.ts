@@ -1,0 +1,268 @@
+/**
+ * A catalogue change reaching running watchers and sweepers (issue 25 item 1), on a cluster of real
+ * node processes as deployed: a gateway node (`api`), a core node (the deployed core group), two
+ * `watcher-evm` nodes and a `sweeper-evm` node against anvil, on one MySQL database, over the
+ * Kafka-protocol mock broker (kcat).
+ *
+ * The cluster starts with the local chain's test USDC not deployed (no TEST_USDC_ADDRESS: the
+ * token is inactive) and anvil-local requiring OLD_CONFIRMATIONS. While the watchers run (one
+ * leads the network), the operator deploys the token and rolls the core node with
+ * TEST_USDC_ADDRESS set and REQUIRED_CONFIRMATIONS_ANVIL_LOCAL=NEW_CONFIRMATIONS: the new core's
+ * networks service seeds the database and broadcasts networks.catalogue.changed. Right after the
+ * API accepts a USDC checkout, the payer pays it. The payment must complete with exactly one
+ * credit, with no watcher restart and no rewind; what the payer sees while it confirms (the pay
+ * page's status, /pay/:slug/status, and GET /payments/transactions/:id) counts against the new
+ * requirement, which is also the one the watcher applies (it credits at NEW_CONFIRMATIONS, not
+ * before); and the sweeper, also running since before the change, sweeps the USDC to the
+ * merchant's withdrawal address.
+ *
+ * The catalogue variables are given to the core node only (the database is their one source):
+ * the watcher and sweeper nodes get their RPC URL and their own settings.
+ *
+ * MySQL only: several processes on one SQLite file is not a supported deployment.
+ */
+import { Contract, parseUnits, Wallet } from "ethers";
+import { deploySweepContracts } from "../../lib/chains/evm-sweep";
+import { systemClock } from "../../lib/clock";
+import { money } from "../../lib/money";
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { payState, PayState, StatusPayload } from "../../web/pay/state";
+import { deployTestUsdc, freePort, startAnvil, Anvil } from "../helpers/anvil";
+import { BACKEND, httpClient, REDIS_URL, startNode, TestNode } from "../helpers/harness";
+import { KafkaMock, kcatAvailable, startKafkaMock } from "../helpers/kafka-mock";
+import { startNodeProcess, NodeProcess } from "../helpers/node-process";
+import { until } from "../helpers/until";
+import { openCheckout, sandboxMerchant } from "../e2e/payments.helpers";
+import { DEPLOYED_CORE_SERVICES, uniqueId } from "./cluster.helpers";
+
+const NET = networkIdFor("anvil-local");
+const USDC = tokenIdFor("anvil-local", "USDC");
+/** anvil-local's requirement before the change; above the new one, so a watcher still applying it would show "4 of 3". */
+const OLD_CONFIRMATIONS = 6;
+const NEW_CONFIRMATIONS = 3;
+const SWEEPER = 5;
+
+type Env = Record<string, string>;
+
+const skipReason =
+	BACKEND !== "mysql"
+		? "MySQL project only: several processes share one database (SQLite is one process per file)"
+		: !kcatAvailable()
+			? "`kcat` is not installed (apt-get install kcat); CI installs it"
+			: null;
+const describeCluster = skipReason ? describe.skip : describe;
+if (skipReason) console.warn(`catalogue change on a running cluster: skipped (${skipReason})`);
+
+describeCluster("a token switched on and confirmations changed while the watchers run, over Kafka (mock broker)", () => {
+	let kafka: KafkaMock;
+	let anvil: Anvil;
+	let observer: TestNode;
+	let gateway: TestNode;
+	let gatewayPort: number;
+	let common: Env;
+	let sweepContracts: { batcher: string; delegate: string };
+	const procs = new Map<string, NodeProcess>();
+	/** Everything each watcher node logged (node-process keeps only the tail). */
+	const watcherLogs = new Map<string, string>();
+	const output = () => [...procs].map(([name, p]) => `--- ${name} ---\n${p.output().slice(-3000)}`).join("\n");
+
+	function node(name: string, services: string[], extra: Env = {}): NodeProcess {
+		const p = startNodeProcess({ ...common, NODE_ID: uniqueId(name), SERVICES: services.join(","), ...extra });
+		procs.set(name, p);
+		return p;
+	}
+
+	/** Until the observer sees `count` nodes offering `service` (the registry, over the transporter). */
+	async function nodesOffering(service: string, count: number): Promise<void> {
+		await until(
+			`${count} node(s) offering ${service}`,
+			() => observer.broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).filter(s => s.name === service).length === count,
+			90_000,
+			output,
+		);
+	}
+
+	const cursor = () => observer.app.models.ChainCursor.findByPk(NET);
+
+	beforeAll(async () => {
+		const namespace = uniqueId("catalogue");
+		kafka = await startKafkaMock();
+		// The mock answers an idle fetch only when its wait is over (real Kafka answers when data comes).
+		const transportEnv = { TRANSPORTER: kafka.url, KAFKA_FETCH_MAX_WAIT_MS: "20" };
+		anvil = await startAnvil();
+		// The sweep contracts are there from the start (an operator deploys them with the network); the token is not.
+		sweepContracts = await deploySweepContracts(anvil.accounts[SWEEPER]);
+		await anvil.setAutomine(false);
+		// The test's own node: the database (migrated), DATA_DIR with the shared secrets, and a
+		// member of the cluster without services, to read the registry and the tables.
+		observer = await startNode({ services: [], env: { ...transportEnv, NAMESPACE: namespace }, clock: systemClock, nodeID: uniqueId("observer") });
+		gatewayPort = await freePort();
+		common = {
+			...transportEnv,
+			NAMESPACE: namespace,
+			DATABASE_URL: observer.config.databaseUrl,
+			DATA_DIR: observer.dataDir,
+			REDIS_URL,
+			REDIS_PREFIX: observer.config.redisPrefix,
+			BCRYPT_ROUNDS: "4",
+			RATE_LIMIT_SCALE: "1000",
+			METRICS: "off",
+			HEALTH_PORT: "0",
+			LOG_LEVEL: "warn",
+		};
+		// The catalogue settings go to the core node, which writes them to the database.
+		node("core-1", DEPLOYED_CORE_SERVICES, { REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(OLD_CONFIRMATIONS) });
+		await nodesOffering("transactions", 1);
+		node("gateway", ["api"], { PORT: String(gatewayPort) });
+		for (const name of ["watcher-a", "watcher-b"]) {
+			const w = node(name, ["watcher-evm"], { RPC_URL_ANVIL_LOCAL: anvil.url, WATCHER_POLL_MS: "100", WATCHER_RECONCILE_MS: "0", WATCHER_LEASE_MS: "5000", LOG_LEVEL: "info" });
+			watcherLogs.set(name, "");
+			const keep = (d: Buffer) => watcherLogs.set(name, watcherLogs.get(name) + d.toString());
+			w.child.stdout?.on("data", keep);
+			w.child.stderr?.on("data", keep);
+		}
+		node("sweeper", ["sweeper-evm"], {
+			RPC_URL_ANVIL_LOCAL: anvil.url,
+			SWEEPER_PRIVATE_KEY: (anvil.accounts[SWEEPER].signer as Wallet).privateKey,
+			SWEEP_CONTRACTS_ANVIL_LOCAL: `${sweepContracts.batcher},${sweepContracts.delegate}`,
+			SWEEP_POLL_MS: "200",
+			SWEEP_LEASE_MS: "2000",
+			// One deposit is a batch: the token sweep goes out at once.
+			SWEEP_BATCH_SIZE: "1",
+		});
+		await nodesOffering("api", 1);
+		await nodesOffering("watcher-evm", 2);
+		await nodesOffering("sweeper-evm", 1);
+		const baseUrl = `http://127.0.0.1:${gatewayPort}/api/v1`;
+		gateway = { ...observer, baseUrl, http: httpClient(baseUrl) };
+		// The gateway builds routes from remote services shortly after it learns of them.
+		await until("the gateway's payments routes", async () => (await gateway.http("GET", "/payment_intents/pi_none")).status === 401, 60_000, output);
+		// A watcher leads the network and has its cursor.
+		await until("a watcher leading anvil-local", async () => {
+			const c = await cursor();
+			return c?.leaseOwner && c.blockNumber != null;
+		}, 60_000, output);
+	}, 240_000);
+
+	afterAll(async () => {
+		await Promise.all([...procs.values()].map(p => p.kill()));
+		await observer?.stop();
+		await anvil?.stop();
+		await kafka?.stop();
+	});
+
+	it("a USDC payment made right after the token is switched on completes once, counted against the new confirmations, and is swept", async () => {
+		const { models } = observer.app;
+		// Before: the token has no contract (inactive), the network the old requirement; the API refuses USDC.
+		expect(await models.Token.findByPk(USDC)).toMatchObject({ isActive: false, contractAddress: "" });
+		expect(await models.Network.findByPk(NET)).toMatchObject({ requiredConfirmations: OLD_CONFIRMATIONS });
+		const { user, key } = await sandboxMerchant(gateway);
+		const destination = Wallet.createRandom().address;
+		expect((await gateway.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { evm: destination }, strategy: 1 } })).status).toBe(200);
+		const refused = await gateway.http("POST", "/payment_intents", { key, body: { amount: "1", currency: "usdc", payment_method_types: ["crypto"], tokenId: USDC, networkId: NET, return_url: "https://shop.example.com/r" } });
+		expect(refused.status).toBe(400);
+		expect(refused.body.errors).toMatchObject({ tokenId: "tokenNotDeployed" });
+
+		const watcherProcs = ["watcher-a", "watcher-b"].map(n => procs.get(n)!);
+		const cursorBefore = (await cursor())!.blockNumber!;
+
+		// The operator deploys the token and rolls the core node with the new configuration: the
+		// new node seeds the database and broadcasts networks.catalogue.changed; the old one stops.
+		const token = await deployTestUsdc(anvil, [1]);
+		node("core-2", DEPLOYED_CORE_SERVICES, { TEST_USDC_ADDRESS: await token.getAddress(), REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(NEW_CONFIRMATIONS) });
+		await nodesOffering("transactions", 2);
+		await procs.get("core-1")!.stop();
+		await nodesOffering("transactions", 1);
+		expect(await models.Token.findByPk(USDC)).toMatchObject({ isActive: true, contractAddress: await token.getAddress() });
+		expect(await models.Network.findByPk(NET)).toMatchObject({ requiredConfirmations: NEW_CONFIRMATIONS });
+
+		// The first checkout the API accepts in USDC, paid at once.
+		const opened = await until("the API to accept a USDC checkout", async () => {
+			try {
+				return await openCheckout(gateway, key, { amount: "1", currency: "usdc", tokenId: USDC, networkId: NET });
+			} catch {
+				return null;
+			}
+		}, 60_000, output);
+		await (token.connect(anvil.accounts[1]) as Contract).transfer(opened.address, parseUnits("1", 6));
+
+		// What the payer and the merchant see, sampled all along: the pay page's state (from
+		// /pay/:slug/status, web/pay/state.ts) and the transaction view.
+		const seen: Array<{ page: PayState; confirmations: number | null; required: number | null; status: string }> = [];
+		const cursorSeen: number[] = [];
+		const sample = async () => {
+			const res = await fetch(`http://127.0.0.1:${gatewayPort}/pay/${opened.slug}/status?transaction=${opened.txId}`);
+			const tx = await gateway.http("GET", `/payments/transactions/${opened.txId}`);
+			const c = await cursor();
+			if (c?.blockNumber != null) cursorSeen.push(c.blockNumber);
+			if (res.status !== 200 || tx.status !== 200) return null;
+			const s = { page: payState((await res.json()) as StatusPayload), confirmations: tx.body.confirmations as number | null, required: tx.body.requiredConfirmations as number | null, status: tx.body.status as string };
+			seen.push(s);
+			return s;
+		};
+		const detail = () => `seen: ${JSON.stringify(seen.slice(-20))}\n${output()}`;
+
+		// One block at a time: the payer sees 1 of 3, 2 of 3, and the payment is not credited before the third.
+		for (let n = 1; n < NEW_CONFIRMATIONS; n++) {
+			await anvil.mine(1);
+			const s = await until(`the payer to see ${n} of ${NEW_CONFIRMATIONS} confirmations`, async () => {
+				const v = await sample();
+				return v?.page.kind === "confirming" && v.page.confirmations === n ? v : null;
+			}, n === 1 ? 90_000 : 60_000, detail);
+			expect(s.page).toEqual({ kind: "confirming", confirmations: n, required: NEW_CONFIRMATIONS });
+			expect([s.confirmations, s.required]).toEqual([n, NEW_CONFIRMATIONS]);
+			expect((await gateway.http("GET", `/payment_intents/${opened.intentId}`, { key })).body.status).toBe("processing");
+		}
+		await anvil.mine(1);
+		await until("the intent succeeded", async () => {
+			await sample();
+			return (await gateway.http("GET", `/payment_intents/${opened.intentId}`, { key })).body?.status === "succeeded";
+		}, 60_000, detail);
+		await until("the pay page to show it paid", async () => (await sample())?.page.kind === "paid", 30_000, detail);
+		// Late duplicates would come within a few watcher polls.
+		await new Promise(r => setTimeout(r, 2_000));
+
+		// Never "2 of 1": every confirming state the payer saw counts against the new requirement.
+		for (const s of seen) {
+			if (s.page.kind === "confirming") {
+				expect(s.page.required).toBe(NEW_CONFIRMATIONS);
+				expect(s.page.confirmations).toBeLessThanOrEqual(s.page.required);
+			}
+			if (s.required !== null) expect(s.required).toBe(NEW_CONFIRMATIONS);
+			if (s.confirmations !== null && s.status !== "completed") expect(s.confirmations).toBeLessThanOrEqual(NEW_CONFIRMATIONS);
+		}
+		// Exactly one credit; the watcher credited at the new requirement (its report's confirmations).
+		const credits = await models.TransactionCredit.findAll({ where: { transactionId: opened.txId } });
+		expect(credits).toHaveLength(1);
+		expect(credits[0]).toMatchObject({ amount: expect.stringMatching(/^1(\.0*)?$/), counted: true });
+		expect(await models.Transaction.findByPk(opened.txId)).toMatchObject({ status: "completed", requiredConfirmations: NEW_CONFIRMATIONS });
+		const transfers = (await models.ChainTransfer.findAll({ where: { networkId: NET } })).filter(t => t.toAddress.toLowerCase() === opened.address.toLowerCase());
+		expect(transfers.map(t => [t.tokenId, t.reported, t.reportedConfirmations])).toEqual([[USDC, "credited", NEW_CONFIRMATIONS]]);
+
+		// No watcher restart, no rewind: both watcher processes are the ones started before the
+		// change, the cursor only moved forward, and nobody replayed blocks.
+		for (const p of watcherProcs) expect([p.child.exitCode, p.child.signalCode]).toEqual([null, null]);
+		expect(cursorSeen[0]).toBeGreaterThanOrEqual(cursorBefore);
+		expect(cursorSeen.every((b, i) => i === 0 || b >= cursorSeen[i - 1])).toBe(true);
+		for (const log of watcherLogs.values()) expect(log).not.toMatch(/rewound/);
+
+		// The sweeper, also running since before the change, sweeps the USDC to the merchant's address
+		// (a block now and then: automine is off, so its transactions and their confirmations need them).
+		const sweep = await until("the USDC swept to the withdrawal address", async () => {
+			await anvil.mine(1);
+			await new Promise(r => setTimeout(r, 300));
+			if (((await token.balanceOf(destination)) as bigint) !== parseUnits("1", 6)) return null;
+			const done = await models.Sweep.findAll({ where: { networkId: NET, tokenId: USDC, status: "confirmed" } });
+			return done.find(s => s.fromAddress.toLowerCase() === opened.address.toLowerCase()) ?? null;
+		}, 90_000, output);
+		expect(sweep.toAddress.toLowerCase()).toBe(destination.toLowerCase());
+		expect((await token.balanceOf(opened.address)) as bigint).toBe(0n);
+		// `call sweeper-evm.status` lists it.
+		const status = (await observer.broker.call("sweeper-evm.status")) as Array<{ networkId: string; sweeps: Array<{ id: string; status: string }> }>;
+		expect(status.find(s => s.networkId === NET)?.sweeps).toEqual(expect.arrayContaining([expect.objectContaining({ id: sweep.id, status: "confirmed" })]));
+		await until("the ledger at zero", async () => {
+			const b = (await observer.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId: USDC })) as { balance: string };
+			return money(b.balance).isZero();
+		}, 30_000, output);
+	}, 360_000);
+});
