@@ -1,6 +1,7 @@
 /**
  * The part of every chain watcher that is not chain-specific (docs/watchers.md): which networks
- * to follow (active networks of the chain type with an RPC URL configured), one NetworkWatcher
+ * to follow (the catalogue's networks of the chain type, on or off, with an RPC URL configured;
+ * tokens and confirmations are read by each step: docs/watchers.md "Catalogue changes"), one NetworkWatcher
  * loop per network (lease, cursor, reorgs, reports: lib/watchers/runner.ts), the payments port
  * over the transactions service's actions, lag metrics, the `status` action and the support
  * staff's `support.*` actions (the REPL's `watchers` commands). `watcher-evm`, and later `watcher-bitcoin`, ... are thin services over it:

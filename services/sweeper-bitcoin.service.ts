@@ -1,5 +1,5 @@
 /**
- * The UTXO sweeper (docs/withdrawals.md "UTXO sweeper"): on every active Bitcoin-family network
+ * The UTXO sweeper (docs/withdrawals.md "UTXO sweeper"): on every Bitcoin-family network
  * with an RPC URL (RPC_URL_<SLUG>, a Bitcoin Core / Litecoin Core JSON-RPC endpoint), consolidates
  * each merchant's settled deposit outputs into one output at their withdrawal address (one PSBT,
  * no change, RBF). Deposit keys are derived on demand from the HD seed. The loop and its lease are

@@ -1,5 +1,5 @@
 /**
- * The UTXO chain watcher (docs/watchers.md "UTXO chains"): follows every active `bitcoin`
+ * The UTXO chain watcher (docs/watchers.md "UTXO chains"): follows every `bitcoin`
  * chain-type network (Bitcoin and Litecoin) with an RPC URL configured (RPC_URL_<SLUG>, a Bitcoin
  * Core / Litecoin Core JSON-RPC endpoint, credentials in the URL allowed and never logged), one
  * writer per network, and reports outputs paid to deposit addresses to the transactions service.

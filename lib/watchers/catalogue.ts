@@ -13,6 +13,7 @@
  * Read-only use of the networks service's tables by the watchers, declared here (like
  * lib/watchers/watched.ts declares the networks service's read of the watchers' table).
  */
+import { QueryTypes } from "sequelize";
 import type { Models } from "../../models";
 import type { WatchedToken } from "../chains/source";
 import { isTokenDeployed } from "../networks/seed";
@@ -42,15 +43,16 @@ export function watchedTokens(rows: readonly TokenRow[]): CatalogueToken[] {
 }
 
 /**
- * The network's catalogue now: two small indexed reads (the network by primary key, its tokens by
- * the (networkId, symbol) index). null: the network is gone (soft-deleted): the caller keeps what
- * it had until its service stops following the network.
+ * The network's catalogue now, in ONE small indexed read (the network by primary key joined to its
+ * tokens by the (networkId, symbol) index; raw: a watcher runs it at every step). null: the
+ * network is gone (soft-deleted): the caller keeps what it had until its service stops following it.
  */
 export async function readNetworkCatalogue(models: Models, networkId: string): Promise<NetworkCatalogue | null> {
-	const [network, tokens] = await Promise.all([
-		models.Network.findByPk(networkId, { attributes: ["id", "requiredConfirmations"], raw: true }),
-		models.Token.findAll({ where: { networkId }, attributes: ["id", "symbol", "contractAddress", "decimals", "isNative"], raw: true }),
-	]);
-	if (!network) return null;
-	return { requiredConfirmations: Number(network.requiredConfirmations), tokens: watchedTokens(tokens.map(t => ({ ...t, isNative: Boolean(t.isNative) }))) };
+	const rows = await models.Network.sequelize!.query<{ requiredConfirmations: number; id: string | null; symbol: string; contractAddress: string | null; decimals: number; isNative: number | boolean }>(
+		"SELECT n.requiredConfirmations, t.id, t.symbol, t.contractAddress, t.decimals, t.isNative FROM networks n LEFT JOIN tokens t ON t.networkId = n.id AND t.deletedAt IS NULL WHERE n.id = ? AND n.deletedAt IS NULL",
+		{ replacements: [networkId], type: QueryTypes.SELECT },
+	);
+	if (rows.length === 0) return null;
+	const tokens = rows.filter(r => r.id !== null).map(r => ({ id: r.id as string, symbol: r.symbol, contractAddress: r.contractAddress, decimals: Number(r.decimals), isNative: Boolean(Number(r.isNative)) }));
+	return { requiredConfirmations: Number(rows[0].requiredConfirmations), tokens: watchedTokens(tokens) };
 }

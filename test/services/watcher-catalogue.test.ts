@@ -2,9 +2,11 @@
  * Catalogue changes reach a running watcher (docs/watchers.md "Catalogue changes"): a node with
  * the payments services and the EVM watcher on a real anvil, started WITHOUT the test stablecoin's
  * address (USDC is not deployed, so not followed). Tokens and confirmations are then changed in
- * the database while the watcher runs, never restarted or rewound. Blocks are mined by hand.
+ * the database while the watcher runs, never rewound (restarted only to show a restart follows a
+ * switched-off token too). Blocks are mined by hand. Then the same for a running sweeper.
  */
-import { Contract, parseUnits } from "ethers";
+import { Contract, parseUnits, Wallet } from "ethers";
+import { availableServices, loadServiceSchema } from "../../lib/node";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { until } from "../helpers/until";
@@ -101,15 +103,74 @@ describe("catalogue changes reach a running EVM watcher", () => {
 		expect(row.reported).toBe("credited");
 	});
 
-	it("keeps watching a token switched off while a checkout in it is open", async () => {
+	it("keeps watching a token switched off while checkouts in it are open, also after the watcher restarts", async () => {
 		await node.app.models.Network.update({ requiredConfirmations: REQUIRED }, { where: { id: NET } });
-		const c = await checkout("3", USDC, "usdc");
+		const a = await checkout("3", USDC, "usdc");
+		const b = await checkout("2", USDC, "usdc");
 		await node.app.models.Token.update({ isActive: false }, { where: { id: USDC } });
 		await node.broker.call("networks.seed");
 		const refused = await node.http("POST", "/payment_intents", { key, body: { payment_method_types: ["crypto"], return_url: "https://shop.example.com/r", amount: "1", currency: "usdc", tokenId: USDC, networkId: NET } });
 		expect(refused.status).toBe(400);
-		const hash = await payUsdc(c.address, "3");
+		const paidA = await payUsdc(a.address, "3");
 		await anvil.mine(REQUIRED);
-		expect(await completed(c.txId)).toMatchObject({ amountReceived: "3", hash });
+		expect(await completed(a.txId)).toMatchObject({ amountReceived: "3", hash: paidA });
+		// A watcher that starts after the switch (a restart, a failover) follows the token too.
+		await node.broker.destroyService(node.broker.getLocalService("watcher-evm")!);
+		node.broker.createService(loadServiceSchema(availableServices()["watcher-evm"]));
+		await until("watcher leading again", async () => {
+			// Not available until the new service has started.
+			const [s] = (await node.broker.call("watcher-evm.status").catch(() => [])) as Array<{ leader: boolean }>;
+			return s?.leader;
+		});
+		const paidB = await payUsdc(b.address, "2");
+		await anvil.mine(REQUIRED);
+		expect(await completed(b.txId)).toMatchObject({ amountReceived: "2", hash: paidB });
 	});
+});
+
+describe("catalogue changes reach a running EVM sweeper", () => {
+	let anvil: Anvil;
+	let node: TestNode;
+	let token: Contract;
+	const destination = Wallet.createRandom().address;
+	let key: { key: string; secret: string };
+
+	beforeAll(async () => {
+		anvil = await startAnvil();
+		token = await deployTestUsdc(anvil, [1]);
+		await anvil.setAutomine(true);
+		node = await startPaymentsNode({
+			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals", "sweeper-evm"],
+			env: {
+				RPC_URL_ANVIL_LOCAL: anvil.url,
+				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "1",
+				WATCHER_POLL_MS: "100",
+				WATCHER_RECONCILE_MS: "0",
+				SWEEPER_PRIVATE_KEY: (anvil.accounts[5].signer as Wallet).privateKey,
+				SWEEP_POLL_MS: "200",
+				SWEEP_LEASE_MS: "2000",
+				SWEEP_MIN_VALUE_MULTIPLE: "2",
+				EIP7702_ANVIL_LOCAL: "false",
+			},
+		});
+		let user;
+		({ user, key } = await sandboxMerchant(node));
+		expect((await node.http("PUT", "/withdrawals/settings", { token: user.token, body: { addresses: { evm: destination } } })).status).toBe(200);
+		await until("sweeper leading", async () => ((await node.broker.call("sweeper-evm.status")) as Array<{ leader: boolean }>)[0]?.leader);
+	}, 120_000);
+
+	afterAll(async () => {
+		await node?.stop();
+		await anvil?.stop();
+	});
+
+	it("sweeps a token switched on while it runs", async () => {
+		await node.app.models.Token.update({ contractAddress: await token.getAddress(), isActive: true }, { where: { id: USDC } });
+		await node.broker.call("networks.seed");
+		const c = await openCheckout(node, key, { amount: "4", currency: "usdc", tokenId: USDC, networkId: NET });
+		await (await (token.connect(anvil.accounts[1]) as Contract).transfer(c.address, parseUnits("4", 6))).wait();
+		await until("token sweep confirmed", async () => node.app.models.Sweep.findOne({ where: { kind: "token", tokenId: USDC, status: "confirmed" } }), 90_000);
+		expect((await token.balanceOf(destination)) as bigint).toBe(parseUnits("4", 6));
+		expect((await token.balanceOf(c.address)) as bigint).toBe(0n);
+	}, 150_000);
 });
