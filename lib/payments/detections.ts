@@ -48,8 +48,13 @@ export type DetectOutcome = "recorded" | "updated" | "unchanged" | "final";
 
 const keyWhere = (k: DetectionKey) => ({ networkId: k.networkId, txHash: k.txHash, logIndex: k.logIndex, blockHash: k.blockHash });
 
-/** The checkout's confirming summary, from its rows still confirming (counted ones only). */
-async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise<void> {
+/**
+ * The checkout's confirming summary, from its rows still confirming (counted ones only). With
+ * nothing confirming, `confirmations` keeps what its standing counted credits had when credited
+ * (the least of them; docs/payments.md), so a completed checkout still shows its count; null when
+ * none reported one (simulations) or every credit was reversed.
+ */
+export async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise<void> {
 	const rows = await models.PaymentDetection.findAll({ where: { transactionId: tx.id, status: "confirming", counted: true }, transaction: t });
 	let sum = money(0);
 	let least: number | null = null;
@@ -58,6 +63,10 @@ async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise
 		least = least === null ? row.confirmations : Math.min(least, row.confirmations);
 	}
 	tx.amountConfirming = toAmountString(sum);
+	if (least === null) {
+		const credited = await models.TransactionCredit.min("confirmations", { where: { transactionId: tx.id, counted: true, reversedAt: null, confirmations: { [Op.ne]: null } }, transaction: t });
+		least = credited === null || credited === undefined ? null : Number(credited);
+	}
 	tx.confirmations = least;
 }
 
@@ -128,23 +137,26 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
 }
 
 /**
- * Inside the credit's DB transaction (checkout already locked): the detection of this transfer,
- * if any, becomes `credited` and leaves the confirming summary. A credit without an earlier
- * detection (seen first with enough confirmations, e.g. after downtime) changes nothing here.
+ * Inside the credit's DB transaction (checkout already locked), after the credit row is written:
+ * the detection of this transfer, if any, becomes `credited` and leaves the confirming summary. A
+ * credit without an earlier detection (seen first with enough confirmations, e.g. after downtime)
+ * only sets the summary's count.
  */
 export async function settleDetection(models: Models, t: DbTx, tx: Transaction, key: Omit<DetectionKey, "blockHash"> & { blockHash?: string | null }, now: Date): Promise<void> {
 	const where: Record<string, unknown> = { networkId: key.networkId, txHash: key.txHash, logIndex: key.logIndex, status: "confirming" };
 	// The block's sighting, and the unconfirmed (mempool) one of the same transfer if there was one.
 	if (key.blockHash) where.blockHash = { [Op.in]: [key.blockHash, MEMPOOL_BLOCK_HASH] };
 	// A checkout nothing was ever detected for (simulations, first seen already confirmed) has no rows.
-	if (tx.requiredConfirmations === null || tx.requiredConfirmations === undefined) return;
-	// Plain read under the checkout's lock (see recordDetection: no gap locks).
-	const rows = await models.PaymentDetection.findAll({ where, transaction: t });
-	for (const row of rows) {
-		row.status = "credited";
-		row.updatedAt = now;
-		await row.save({ transaction: t });
+	if (tx.requiredConfirmations !== null && tx.requiredConfirmations !== undefined) {
+		// Plain read under the checkout's lock (see recordDetection: no gap locks).
+		const rows = await models.PaymentDetection.findAll({ where, transaction: t });
+		for (const row of rows) {
+			row.status = "credited";
+			row.updatedAt = now;
+			await row.save({ transaction: t });
+		}
 	}
+	// Also without detections: the credit just written gives the checkout its count.
 	await refreshSummary(models, t, tx);
 }
 
@@ -165,7 +177,8 @@ export async function revertDetection(app: App, effects: Effects, key: Detection
 		row.updatedAt = now;
 		await row.save({ transaction: t });
 		await refreshSummary(models, t, tx);
-		const nothingLeft = tx.confirmations === null && money(tx.amountReceived).isZero();
+		// Nothing confirming nor received (`confirmations` may keep a credit's count: not the test).
+		const nothingLeft = money(tx.amountConfirming ?? "0").isZero() && money(tx.amountReceived).isZero();
 		if (nothingLeft) tx.hash = null;
 		tx.updatedAt = now;
 		await tx.save({ transaction: t });

@@ -29,7 +29,7 @@ import type { PaymentIntent } from "../../models/payment-intent.model";
 import type { Transaction, TransactionCredit } from "../../models/transaction.model";
 import { bookRecredit, bookReversal, SettledCheckout } from "../withdrawals/reversals";
 import { isAccountRace } from "../withdrawals/store";
-import type { DetectionKey } from "./detections";
+import { refreshSummary, type DetectionKey } from "./detections";
 import { OPEN_STATES } from "./intent-state";
 import { Effects, forUpdate, moveIntent, recordIntentEvent, withPaymentLocked } from "./store";
 import { lapsedStatus } from "./settlement";
@@ -111,6 +111,8 @@ export async function reverseCredit(app: App, effects: Effects, key: DetectionKe
 			tx.amountReversed = toAmountString(money(tx.amountReversed ?? "0").plus(money(credit.amount)));
 			tx.reversedAt = now;
 			if (tx.status === "failed") tx.status = lapsedStatus(receivedAfter);
+			// The count it kept from this credit goes with it (docs/payments.md).
+			await refreshSummary(models, t, tx);
 			tx.updatedAt = now;
 			await tx.save({ transaction: t });
 

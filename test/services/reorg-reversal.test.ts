@@ -82,7 +82,8 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 			const tx = await getTx(c.txId);
 			return tx.amountReversed === "1" ? tx : null;
 		});
-		expect(reversed).toMatchObject({ status: "completed", amountReceived: "0", amountReversed: "1", overpaidAmount: "0" });
+		// The count it kept from its credit goes with the credit.
+		expect(reversed).toMatchObject({ status: "completed", amountReceived: "0", amountReversed: "1", overpaidAmount: "0", confirmations: null });
 		expect(reversed.reversedAt).toEqual(expect.any(String));
 		expect(await anvil.rpc("eth_getTransactionReceipt", [c.hash])).toBeNull();
 
@@ -147,6 +148,10 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 			return tx.amountReceived === "2" ? tx : null;
 		});
 		expect(back).toMatchObject({ status: "completed", amountReversed: "0", reversedAt: null });
+		// The count it was credited at again, as the credit records it.
+		const [row] = await node.app.models.TransactionCredit.findAll({ where: { transactionId: c.txId } });
+		expect(back.confirmations).toBeGreaterThanOrEqual(1);
+		expect(back.confirmations).toBe(row.confirmations);
 		expect(await entries(orgId)).toEqual([
 			["credit", "2"],
 			["reversal", "-2"],

@@ -135,6 +135,34 @@ describe("transactions", () => {
 			expect(await credit(tx2, { networkId: IDS.baseSepolia, tokenId: IDS.baseSepoliaUsdc })).toMatchObject({ credited: false, reason: "unknownAddress" });
 		});
 
+		it("keeps the confirmation count after the credit: the count the credited transfers had (the least), not null", async () => {
+			const getTx = async (id: string) => (await call("GET", `/payments/transactions/${id}`)).body;
+			// Seen confirming (1 of 3), then credited at 4: the completed checkout shows 4.
+			const { tx } = await intentWithCheckout();
+			const transfer = { networkId: IDS.sepolia, txHash: "0xkeep1", logIndex: 0, toAddress: tx.depositAddress, tokenId: IDS.sepoliaEth, amount: "0.5" };
+			await node.broker.call("transactions.detect", { ...transfer, blockHash: "0xb1", blockNumber: 10, confirmations: 1 });
+			expect(await getTx(tx.id)).toMatchObject({ status: "pending", amountConfirming: "0.5", confirmations: 1, requiredConfirmations: 3 });
+			expect((await credit(tx, { ...transfer, blockHash: "0xb1", confirmations: 4 })).transaction).toMatchObject({ status: "completed", amountConfirming: "0", confirmations: 4 });
+			expect(await getTx(tx.id)).toMatchObject({ status: "completed", amountReceived: "0.5", amountConfirming: "0", confirmations: 4, requiredConfirmations: 3 });
+
+			// First seen already confirmed (no detection): two transfers, the least count shows; one still confirming wins while it confirms.
+			const { tx: tx2 } = await intentWithCheckout({ amount: "1" });
+			await credit(tx2, { amount: "0.5", confirmations: 7 });
+			expect(await getTx(tx2.id)).toMatchObject({ status: "pending", confirmations: 7 });
+			await node.broker.call("transactions.detect", { networkId: IDS.sepolia, txHash: "0xkeep2", logIndex: 0, blockHash: "0xb2", blockNumber: 11, toAddress: tx2.depositAddress, tokenId: IDS.sepoliaEth, amount: "0.5", confirmations: 2 });
+			expect(await getTx(tx2.id)).toMatchObject({ amountConfirming: "0.5", confirmations: 2 });
+			await credit(tx2, { txHash: "0xkeep2", blockHash: "0xb2", amount: "0.5", confirmations: 3 });
+			expect(await getTx(tx2.id)).toMatchObject({ status: "completed", amountConfirming: "0", confirmations: 3 });
+			// Another token's transfer (not counted) changes nothing.
+			await credit(tx2, { tokenId: IDS.sepoliaUsdc, amount: "5", confirmations: 50 });
+			expect((await getTx(tx2.id)).confirmations).toBe(3);
+
+			// No count reported (a simulation): null, as before.
+			const { tx: tx3 } = await intentWithCheckout();
+			await credit(tx3, { simulated: true });
+			expect(await getTx(tx3.id)).toMatchObject({ status: "completed", confirmations: null });
+		});
+
 		it("counts concurrent transfers to one checkout, each once", async () => {
 			const { tx, intent } = await intentWithCheckout({ amount: "1" });
 			const results = await Promise.all(Array.from({ length: 8 }, (_, i) => credit(tx, { txHash: `0xc${i}`, amount: "0.125" })));

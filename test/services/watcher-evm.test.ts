@@ -83,13 +83,14 @@ describe("EVM watcher on a real anvil node", () => {
 			const tx = await getTx(c.txId);
 			return tx.status === "completed" ? tx : null;
 		});
-		expect(done).toMatchObject({ amountReceived: "0.5", amountConfirming: "0", confirmations: null, hash });
+		// Completed, it keeps the count it was credited at (no block was mined since: exactly the required count).
+		expect(done).toMatchObject({ amountReceived: "0.5", amountConfirming: "0", confirmations: REQUIRED, requiredConfirmations: REQUIRED, hash });
 		expect((await getIntent(c.intentId)).status).toBe("succeeded");
 		await until("webhooks", async () => hooksFor(c.intentId).includes("payment_intent.completed"));
 		expect(hooksFor(c.intentId)).toEqual(["payment_intent.processing", "payment_intent.completed"]);
 		const hook = receiver.received.find(h => h.json?.data?.object?.id === c.intentId)!;
 		expect(hook.headers["x-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/);
-		expect((await credits(c.txId)).map(r => [r.txHash, r.amount])).toEqual([[hash, "0.5"]]);
+		expect((await credits(c.txId)).map(r => [r.txHash, r.amount, r.confirmations])).toEqual([[hash, "0.5", REQUIRED]]);
 	});
 
 	it("credits an ERC-20 payment, a partial payment topped up, and an over-payment", async () => {
