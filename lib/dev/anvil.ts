@@ -30,6 +30,19 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
 	});
 }
 
+/**
+ * Whether nothing listens on `port` now (the OS lets us bind it). Checked before starting anvil
+ * on a fixed port: anvil failing to bind would otherwise look ready, its readiness probe
+ * answered by the node already there.
+ */
+export function portIsFree(port: number, host = "127.0.0.1"): Promise<boolean> {
+	return new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.once("error", (e: NodeJS.ErrnoException) => (e.code === "EADDRINUSE" || e.code === "EACCES" ? resolve(false) : reject(e)));
+		server.listen(port, host, () => server.close(() => resolve(true)));
+	});
+}
+
 /** The anvil executable: the platform package's binary, else the package's bin wrapper. */
 export function anvilBinary(): string {
 	const platformPackage = `@foundry-rs/anvil-${process.platform === "win32" ? "win32" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;

@@ -4,18 +4,22 @@
  * gateway's database does), deploys the test USDC (TestToken, 6 decimals) unless the one in
  * TEST_USDC_ADDRESS is already there, mints 1,000,000 USDC to each funded account, and writes
  * TEST_USDC_ADDRESS and RPC_URL_ANVIL_LOCAL into `.env`. Runs until Ctrl-C.
- * `npm run dev:chain -- --fresh` starts from an empty chain.
+ * `npm run dev:chain -- --fresh` starts from an empty chain; `--port <port>` listens on another
+ * port than 8545: a chain of its own (state in DATA_DIR/anvil-<port>), whose URL is the one
+ * written to `.env`, so `npm run pay` finds it.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { Contract, JsonRpcProvider, Network, NonceManager, Wallet, formatUnits, parseUnits } from "ethers";
 import { readDotEnv } from "../config";
 import { contractArtifacts, deployContract } from "../chains/evm-contracts";
-import { anvilPrivateKeys, spawnAnvil } from "./anvil";
+import { anvilPrivateKeys, portIsFree, spawnAnvil } from "./anvil";
+import { parseCliArgs, parsePort } from "../cli-args";
 import { updateEnvFile } from "./env-file";
 
 const HOST = "127.0.0.1";
-const PORT = 8545;
+const DEFAULT_PORT = 8545;
+export const DEV_CHAIN_USAGE = `Usage: npm run dev:chain -- [--port <port>] [--fresh]\n  --port: where anvil listens on ${HOST} (default ${DEFAULT_PORT})\n  --fresh: start from an empty chain (the kept state is deleted)`;
 const CHAIN_ID = 31337;
 const ACCOUNTS = 10;
 const MINT_PER_ACCOUNT = "1000000";
@@ -24,25 +28,31 @@ let anvil: Awaited<ReturnType<typeof spawnAnvil>> | null = null;
 let stopping = false;
 
 async function main(): Promise<void> {
+	const { options, positionals } = parseCliArgs(process.argv.slice(2), { port: "value", fresh: "flag" }, DEV_CHAIN_USAGE);
+	if (positionals.length > 0) throw new Error(`Unexpected argument "${positionals[0]}"\n${DEV_CHAIN_USAGE}`);
+	const port = typeof options.port === "string" ? parsePort(options.port, "--port") : DEFAULT_PORT;
+	const fresh = options.fresh === true;
 	const env = { ...readDotEnv(), ...process.env };
-	const fresh = process.argv.includes("--fresh");
 	const dataDir = path.resolve(env.DATA_DIR || "./data");
-	const anvilDir = path.join(dataDir, "anvil");
+	// Each port is a chain of its own: its state apart (8545 keeps the folder it always had).
+	const anvilDir = path.join(dataDir, port === DEFAULT_PORT ? "anvil" : `anvil-${port}`);
 	const stateFile = path.join(anvilDir, "state.json");
 	if (fresh) fs.rmSync(anvilDir, { recursive: true, force: true });
 	fs.mkdirSync(anvilDir, { recursive: true });
 	contractArtifacts(); // compile (or read the cache) before the chain starts
 
-	const url = `http://${HOST}:${PORT}`;
+	const url = `http://${HOST}:${port}`;
+	const taken = (detail: string) => new Error(`Port ${port} is taken: is another dev chain (or node) running? Stop it, or pick another port with --port. (${detail})`);
+	if (!(await portIsFree(port, HOST))) throw taken(`something listens on ${url}`);
 	const started = (anvil = await spawnAnvil({
 		host: HOST,
-		port: PORT,
+		port,
 		cachePath: path.join(anvilDir, "cache"),
 		blockTime: 1,
 		chainId: CHAIN_ID,
 		args: ["--state", stateFile, "--accounts", String(ACCOUNTS)],
 	}).catch((e: Error & { addressInUse?: boolean }) => {
-		throw e.addressInUse ? new Error(`Port ${PORT} is taken: is another dev chain (or node) running? ${e.message}`) : e;
+		throw e.addressInUse ? taken(e.message) : e;
 	}));
 	process.once("SIGINT", () => stopAnvil(0));
 	process.once("SIGTERM", () => stopAnvil(0));
@@ -85,7 +95,7 @@ async function main(): Promise<void> {
 	console.log(`  ... ${holders.length} accounts in all`);
 	console.log("");
 	console.log("Restart the gateway so it reads .env (the USDC token becomes active), then pay a deposit address:");
-	console.log("  npm run pay -- <deposit address> 12.50 USDC");
+	console.log(`  npm run pay -- ${port === DEFAULT_PORT ? "" : `--rpc-url ${url} `}<deposit address> 12.50 USDC`);
 	console.log("Ctrl-C stops the chain (its state is kept; --fresh starts over).");
 }
 

@@ -1,7 +1,8 @@
-/** The arguments of `npm run pay -- <deposit address> <amount> [ETH|USDC]`, checked (pure). */
+/** The arguments of `npm run pay -- [--rpc-url <url>] <deposit address> <amount> [ETH|USDC]`, checked (pure). */
 import { getAddress, parseUnits } from "ethers";
 import { evmCodec } from "../chains/evm";
 import type { EnvVars } from "../env";
+import { parseCliArgs, parseHttpUrl } from "../cli-args";
 
 export type PayToken = "ETH" | "USDC";
 
@@ -18,12 +19,19 @@ export interface PayRequest {
 export const DEFAULT_RPC_URL = "http://127.0.0.1:8545";
 const DECIMAL = /^\d+(\.\d+)?$/;
 
-export const PAY_USAGE = "Usage: npm run pay -- <deposit address> <amount> [ETH|USDC]   (default USDC when TEST_USDC_ADDRESS is set, else ETH)";
+export const PAY_USAGE = [
+	"Usage: npm run pay -- [--rpc-url <url>] <deposit address> <amount> [ETH|USDC]",
+	"  token: default USDC when TEST_USDC_ADDRESS is set (environment or .env), else ETH",
+	`  --rpc-url: the local chain's node; default RPC_URL_ANVIL_LOCAL (environment or .env), else ${DEFAULT_RPC_URL}`,
+].join("\n");
 
 /** Reads and checks the arguments; throws an Error with a message for the person at the terminal. */
 export function parsePayArgs(args: readonly string[], env: EnvVars): PayRequest {
-	if (args.length < 2 || args.length > 3) throw new Error(PAY_USAGE);
-	const [rawTo, amount, rawToken] = args;
+	const { options, positionals } = parseCliArgs(args, { "rpc-url": "value" }, PAY_USAGE);
+	// The option wins over the environment (where `npm run dev:chain` wrote its URL).
+	const rpcUrl = typeof options["rpc-url"] === "string" ? parseHttpUrl(options["rpc-url"], "--rpc-url") : env.RPC_URL_ANVIL_LOCAL?.trim() ? parseHttpUrl(env.RPC_URL_ANVIL_LOCAL, "RPC_URL_ANVIL_LOCAL") : DEFAULT_RPC_URL;
+	if (positionals.length < 2 || positionals.length > 3) throw new Error(PAY_USAGE);
+	const [rawTo, amount, rawToken] = positionals;
 	const to = evmCodec.normalizeAddress(rawTo, { isTestnet: true });
 	if (!to) throw new Error(`Not an EVM address (or a bad checksum): ${rawTo}`);
 	if (!DECIMAL.test(amount) || /^0+(\.0+)?$/.test(amount)) throw new Error(`The amount must be a positive decimal number like 12.5, got "${amount}"`);
@@ -31,7 +39,7 @@ export function parsePayArgs(args: readonly string[], env: EnvVars): PayRequest 
 	const token = (rawToken?.toUpperCase() ?? (usdcAddress ? "USDC" : "ETH")) as PayToken;
 	if (token !== "ETH" && token !== "USDC") throw new Error(`The token must be ETH or USDC, got "${rawToken}"`);
 	if (token === "USDC" && !usdcAddress) throw new Error("USDC needs TEST_USDC_ADDRESS (in the environment or .env): run `npm run dev:chain` first");
-	return { to, token, amount, usdcAddress: token === "USDC" ? usdcAddress : null, rpcUrl: env.RPC_URL_ANVIL_LOCAL?.trim() || DEFAULT_RPC_URL };
+	return { to, token, amount, usdcAddress: token === "USDC" ? usdcAddress : null, rpcUrl };
 }
 
 /** Base units of the amount (ethers parseUnits: exact decimal arithmetic, never a JS number); too many decimals throws. */

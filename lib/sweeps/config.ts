@@ -33,6 +33,13 @@ export interface SweeperConfig {
 	utxoFeeCapSatPerVb: number;
 }
 
+/** SWEEPER_PRIVATE_KEY, checked (the message never quotes it), or null when unset. */
+export function sweeperKeyFromEnv(env: EnvVars): string | null {
+	const key = env.SWEEPER_PRIVATE_KEY?.trim() || null;
+	if (key && !/^(0x)?[0-9a-fA-F]{64}$/.test(key)) throw new Error("Configuration: SWEEPER_PRIVATE_KEY must be a 32-byte hex private key");
+	return key;
+}
+
 export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 	const contracts: SweeperConfig["contracts"] = {};
 	const eip7702Off = new Set<string>();
@@ -46,10 +53,8 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 			eip7702Off.add(name.slice("EIP7702_".length));
 		}
 	}
-	const key = env.SWEEPER_PRIVATE_KEY?.trim() || null;
-	if (key && !/^(0x)?[0-9a-fA-F]{64}$/.test(key)) throw new Error("Configuration: SWEEPER_PRIVATE_KEY must be a 32-byte hex private key");
 	return {
-		privateKey: key,
+		privateKey: sweeperKeyFromEnv(env),
 		contracts,
 		eip7702Off,
 		pollMs: int("SWEEP_POLL_MS", env.SWEEP_POLL_MS, 15_000, 50, 3_600_000),

@@ -13,6 +13,19 @@ describe("parsePayArgs", () => {
 		});
 	});
 
+	it("takes the node from --rpc-url (anywhere among the arguments), else RPC_URL_ANVIL_LOCAL, else the default", () => {
+		const env = { RPC_URL_ANVIL_LOCAL: "http://127.0.0.1:9545" };
+		expect(parsePayArgs(["--rpc-url", "http://127.0.0.1:8546", DEPOSIT, "1", "ETH"], env)).toMatchObject({ to: DEPOSIT, amount: "1", token: "ETH", rpcUrl: "http://127.0.0.1:8546" });
+		expect(parsePayArgs([DEPOSIT, "1", "--rpc-url=https://node.example:443"], {})).toMatchObject({ token: "ETH", rpcUrl: "https://node.example:443" });
+		expect(parsePayArgs([DEPOSIT, "1"], env).rpcUrl).toBe("http://127.0.0.1:9545");
+		expect(parsePayArgs([DEPOSIT, "1"], {}).rpcUrl).toBe(DEFAULT_RPC_URL);
+		expect(() => parsePayArgs(["--rpc-url"], {})).toThrow(/--rpc-url needs a value\nUsage/);
+		expect(() => parsePayArgs(["--rpc-url", DEPOSIT, "1"], {})).toThrow(/--rpc-url must be an http\(s\) URL/);
+		expect(() => parsePayArgs(["--rpc-url", "ws://127.0.0.1:8545", DEPOSIT, "1"], {})).toThrow(/--rpc-url must be an http\(s\) URL \(JSON-RPC over HTTP\), got a ws: URL/);
+		expect(() => parsePayArgs([DEPOSIT, "1"], { RPC_URL_ANVIL_LOCAL: "nonsense" })).toThrow(/RPC_URL_ANVIL_LOCAL must be an http\(s\) URL/);
+		expect(() => parsePayArgs(["--url", "http://x", DEPOSIT, "1"], {})).toThrow(/Unknown option --url/);
+	});
+
 	it("refuses bad addresses, amounts and tokens with a message", () => {
 		expect(() => parsePayArgs([DEPOSIT], {})).toThrow(/Usage/);
 		expect(() => parsePayArgs([DEPOSIT.replace("E", "e"), "1"], {})).toThrow(/checksum/);
