@@ -9,6 +9,7 @@ import { watchNetworks } from "../helpers/watched";
 import { until } from "../helpers/until";
 import { createMerchant, IDS, intentBody, Merchant, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
 import type { CreditResult } from "../../services/transactions.service";
+import { up } from "../../models/migrations/0017-kept-confirmations";
 
 describe("transactions", () => {
 	let node: TestNode;
@@ -161,6 +162,23 @@ describe("transactions", () => {
 			const { tx: tx3 } = await intentWithCheckout();
 			await credit(tx3, { simulated: true });
 			expect(await getTx(tx3.id)).toMatchObject({ status: "completed", confirmations: null });
+		});
+
+		it("migration 0017 gives checkouts credited before it the count their credits had", async () => {
+			const { tx } = await intentWithCheckout({ amount: "1" });
+			await credit(tx, { amount: "0.5", confirmations: 6 });
+			await credit(tx, { amount: "0.5", confirmations: 4 });
+			const { tx: simulated } = await intentWithCheckout();
+			await credit(simulated, { simulated: true });
+			const { tx: confirming } = await intentWithCheckout();
+			await node.broker.call("transactions.detect", { networkId: IDS.sepolia, txHash: "0xmig", logIndex: 0, blockHash: "0xbm", blockNumber: 12, toAddress: confirming.depositAddress, tokenId: IDS.sepoliaEth, amount: "0.1", confirmations: 2 });
+			// As the older code left them: null once nothing was confirming.
+			await node.app.models.Transaction.update({ confirmations: null }, { where: { id: [tx.id, simulated.id] } });
+			await up({ context: node.app.sequelize.getQueryInterface() });
+			const shown = async (id: string) => (await call("GET", `/payments/transactions/${id}`)).body.confirmations;
+			expect(await shown(tx.id)).toBe(4);
+			expect(await shown(simulated.id)).toBeNull();
+			expect(await shown(confirming.id)).toBe(2);
 		});
 
 		it("counts concurrent transfers to one checkout, each once", async () => {
