@@ -6,9 +6,12 @@
  * - `GET /healthz`: 200 while the process and its event loop answer (liveness, start-up).
  * - `GET /readyz`: 200 when every required check of this node passes, else 503 (readiness):
  *   `database` (nodes running a service that uses it: all but the gateway), `transporter`
- *   (TRANSPORTER), `watchers` (nodes running watcher-* services). `redis` (REDIS_URL) is reported
- *   but advisory: every use of Redis (cache, rate-limit counters, the pricing refresh dedupe)
- *   falls back while it is away, so a Redis outage must not take every pod out of rotation.
+ *   (TRANSPORTER), `watchers` (nodes running watcher-* services: each network with its role and
+ *   lag), `gateways` (nodes offering services: every gateway seen routes to this node,
+ *   lib/gateway-discovery.ts). `redis` (REDIS_URL) is reported but advisory: every use of Redis
+ *   (cache, rate-limit counters, the pricing refresh dedupe) falls back while it is away, so a
+ *   Redis outage must not take every pod out of rotation; so is a gateway's `services` (what it
+ *   reaches) and a sweeper's `sweepers` (the networks it leads).
  * Each check answers within CHECK_TIMEOUT_MS; a check still running from an earlier probe is
  * waited for, never started twice (a hung database holds one pooled connection, not one a probe).
  * Errors are one line, URLs without credentials or paths.
@@ -19,13 +22,16 @@ import { Transporters, type ServiceBroker } from "moleculer";
 import { QueryTypes } from "sequelize";
 import { appOf, type App } from "./app";
 import { redactUrlsIn } from "./watchers/config";
-import { watchersCheck, type WatcherReadiness } from "./watchers/readiness";
+import { CheckFailed, discoveryOf, gatewaysProbe, servicesProbe } from "./gateway-discovery";
+import { watchersCheck, type SweeperReadiness, type WatcherReadiness } from "./watchers/readiness";
 
 export interface CheckResult {
 	ok: boolean;
 	error?: string;
 	/** false: reported only, the node stays ready while it fails (the node degrades, it still serves). */
 	required?: false;
+	/** What the check found, for operators (the networks a watcher leads, the gateways that route here ...). */
+	[detail: string]: unknown;
 }
 
 export interface Readiness {
@@ -43,8 +49,11 @@ export interface HealthServer {
 /** Each check answers within this, so /readyz answers within ~2 s even when a server hangs. */
 export const CHECK_TIMEOUT_MS = 1_500;
 
-/** Checks a node stays ready without: it degrades (Redis: cache misses, per-node rate limits). */
-const ADVISORY_CHECKS = new Set(["redis"]);
+/**
+ * Checks a node stays ready without: it degrades (Redis: cache misses, per-node rate limits), a
+ * gateway answers 503 itself for a service away, a sweeper's networks are reported only.
+ */
+const ADVISORY_CHECKS = new Set(["redis", "services", "sweepers"]);
 
 /** Services that never query the database themselves: the gateway calls services that do. */
 const NO_DATABASE_SERVICES = new Set(["api"]);
@@ -64,10 +73,12 @@ function appIfAny(broker: ServiceBroker): App | null {
 	}
 }
 
-type Probe = () => Promise<void> | void;
+/** Resolves (with what it found, if anything) when the check passes; throws (CheckFailed: with what it found) when not. */
+type Detail = Record<string, unknown>;
+type Probe = () => Promise<Detail | void> | Detail | void;
 
 /** The checks that apply to this node now, by name. */
-export function probesFor(broker: ServiceBroker): Record<string, Probe> {
+export function probesFor(broker: ServiceBroker, timeoutMs = CHECK_TIMEOUT_MS): Record<string, Probe> {
 	const probes: Record<string, Probe> = {};
 	const app = appIfAny(broker);
 	const services = broker.services.filter(s => !s.name.startsWith("$"));
@@ -103,15 +114,24 @@ export function probesFor(broker: ServiceBroker): Record<string, Probe> {
 	if (watchers.length) {
 		probes.watchers = () => {
 			const check = watchersCheck(watchers.map(s => (s as unknown as { watcherReadiness(): WatcherReadiness }).watcherReadiness()));
-			if (!check.ok) throw new Error(check.error);
+			if (!check.ok) throw new CheckFailed(check.error!, { networks: check.networks });
+			return { networks: check.networks };
 		};
 	}
+	const sweepers = services.filter(s => typeof (s as unknown as { sweeperReadiness?: unknown }).sweeperReadiness === "function");
+	if (sweepers.length) {
+		probes.sweepers = () => ({ networks: sweepers.flatMap(s => (s as unknown as { sweeperReadiness(): SweeperReadiness }).sweeperReadiness().networks) });
+	}
+	const gateways = transit ? gatewaysProbe(broker, timeoutMs) : null;
+	if (gateways) probes.gateways = gateways;
+	const reached = servicesProbe(broker);
+	if (reached) probes.services = reached;
 	return probes;
 }
 
 /** Runs each check with its timeout; `inFlight` carries checks still running between probes. */
-export async function checkReadiness(broker: ServiceBroker, inFlight = new Map<string, Promise<void>>(), timeoutMs = CHECK_TIMEOUT_MS): Promise<Readiness> {
-	const probes = probesFor(broker);
+export async function checkReadiness(broker: ServiceBroker, inFlight = new Map<string, Promise<Detail | void>>(), timeoutMs = CHECK_TIMEOUT_MS): Promise<Readiness> {
+	const probes = probesFor(broker, timeoutMs);
 	const results = await Promise.all(
 		Object.entries(probes).map(async ([name, probe]): Promise<[string, CheckResult]> => {
 			let running = inFlight.get(name);
@@ -126,11 +146,12 @@ export async function checkReadiness(broker: ServiceBroker, inFlight = new Map<s
 			const timeout = new Promise<never>((_, reject) => {
 				timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
 			});
+			const advisory = ADVISORY_CHECKS.has(name) ? { required: false as const } : {};
 			try {
-				await Promise.race([running, timeout]);
-				return [name, { ok: true, ...(ADVISORY_CHECKS.has(name) ? { required: false as const } : {}) }];
+				const detail = await Promise.race([running, timeout]);
+				return [name, { ok: true, ...advisory, ...(detail || {}) }];
 			} catch (err) {
-				return [name, { ok: false, error: safeError(err), ...(ADVISORY_CHECKS.has(name) ? { required: false as const } : {}) }];
+				return [name, { ok: false, ...advisory, error: safeError(err), ...(err instanceof CheckFailed ? err.detail : {}) }];
 			} finally {
 				clearTimeout(timer);
 			}
@@ -143,7 +164,9 @@ export async function checkReadiness(broker: ServiceBroker, inFlight = new Map<s
 
 /** Listens on `port` (0: a free one) and `host`; fails with a clear message when the port is taken. */
 export async function startHealthServer(broker: ServiceBroker, opts: { port: number; host: string }): Promise<HealthServer> {
-	const inFlight = new Map<string, Promise<void>>();
+	// Follows the transporter's connects from the start (the gateways check's discovery round).
+	discoveryOf(broker);
+	const inFlight = new Map<string, Promise<Detail | void>>();
 	const server = http.createServer((req, res) => {
 		const send = (status: number, body: object) => {
 			const text = JSON.stringify(body);

@@ -20,6 +20,7 @@ import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { readNetworkCatalogue } from "../lib/watchers/catalogue";
 import { acquireLease, ensureCursor, Lease, LeaseLostError, releaseLease, renewLease } from "../lib/watchers/store";
 import type { SweepNetwork } from "../lib/sweeps/runner";
+import type { SweeperReadiness } from "../lib/watchers/readiness";
 import type { WatchableNetwork } from "../services/networks.service";
 
 /**
@@ -75,6 +76,7 @@ interface RunnerEntry {
 }
 
 interface SweeperMethods {
+	sweeperReadiness(): SweeperReadiness;
 	tick(): Promise<void>;
 	refreshNetworks(): Promise<void>;
 	stepWithHeartbeat(r: RunnerEntry, lease: Lease): Promise<void>;
@@ -190,6 +192,12 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug });
 					this.logger.info(`Sweeper: sweeping ${network.slug} through ${redactUrl(rpcUrl)}`);
 				}
+			},
+
+			/** The networks this service sweeps (leader: holds the lease) or stands by for, for the node's /readyz. */
+			sweeperReadiness(this: SweeperThis): SweeperReadiness {
+				const networks = [...this.runners.values()].map(r => ({ slug: r.slug, chainType: opts.chainType, role: r.lease ? ("leader" as const) : ("standby" as const) }));
+				return { networks: networks.sort((a, b) => a.slug.localeCompare(b.slug)) };
 			},
 
 			/**

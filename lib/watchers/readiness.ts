@@ -9,6 +9,8 @@ import type { WatcherStatus } from "./runner";
 export interface NetworkReadiness {
 	slug: string;
 	leader: boolean;
+	/** Blocks behind the head at the last read (null: none read yet). */
+	lag: number | null;
 	ok: boolean;
 	/** Why not ready. */
 	reason?: string;
@@ -21,14 +23,14 @@ export function networkReadiness(
 	maxLag: number,
 ): NetworkReadiness {
 	const { slug, leader, lag } = status;
-	if (!leader) return { slug, leader, ok: true };
-	const fail = (reason: string): NetworkReadiness => ({ slug, leader, ok: false, reason });
+	if (!leader) return { slug, leader, lag, ok: true };
+	const fail = (reason: string): NetworkReadiness => ({ slug, leader, lag, ok: false, reason });
 	if (leaseHeldUntil === null || leaseHeldUntil <= nowMs) return fail("lease not renewed in time");
 	// A head not read since the RPC went away: the lag is unknown, and growing.
 	if (status.rpcDown) return fail("RPC unreachable");
 	if (lag === null) return fail("no block read yet");
 	if (lag > maxLag) return fail(`${lag} blocks behind the head (over ${maxLag})`);
-	return { slug, leader, ok: true };
+	return { slug, leader, lag, ok: true };
 }
 
 /** What a watcher service reports for the node's /readyz (the watcher mixin's `watcherReadiness()`). */
@@ -39,8 +41,25 @@ export interface WatcherReadiness {
 	error: string | null;
 }
 
-/** The watchers check of one node: every network it follows (services may run several). */
-export function watchersCheck(services: readonly WatcherReadiness[]): { ok: boolean; error?: string } {
+/** One network of a watcher or sweeper node as /readyz lists it: which it leads, which it stands by for. */
+export interface LedNetwork {
+	slug: string;
+	chainType: string;
+	role: "leader" | "standby";
+	/** Watchers only: blocks behind the head at the last read (null: none read yet). */
+	lag?: number | null;
+}
+
+/** What a sweeper service reports for the node's /readyz (the sweeper mixin's `sweeperReadiness()`). */
+export interface SweeperReadiness {
+	networks: LedNetwork[];
+}
+
+/** The watchers check of one node: every network it follows (services may run several), listed for operators. */
+export function watchersCheck(services: readonly WatcherReadiness[]): { ok: boolean; error?: string; networks: LedNetwork[] } {
 	const problems = services.flatMap(s => [...(s.error ? [s.error] : []), ...s.networks.filter(n => !n.ok).map(n => `${n.slug}: ${n.reason}`)]);
-	return problems.length ? { ok: false, error: problems.join("; ") } : { ok: true };
+	const networks = services
+		.flatMap(s => s.networks.map((n): LedNetwork => ({ slug: n.slug, chainType: s.chainType, role: n.leader ? "leader" : "standby", lag: n.lag })))
+		.sort((a, b) => a.slug.localeCompare(b.slug));
+	return problems.length ? { ok: false, error: problems.join("; "), networks } : { ok: true, networks };
 }

@@ -133,7 +133,14 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 		let cores = 1;
 		/** The core node running now: killed with SIGKILL by `killCore`, which starts none. */
 		const killCore = () => procs.get(`core-${cores}`)!.kill();
-		const startCore = () => node(`core-${++cores}`, CORE_SERVICES);
+		const startCore = async () => {
+			const name = `core-${++cores}`;
+			healthPorts.set(name, await freePort());
+			return node(name, CORE_SERVICES, { HEALTH_PORT: String(healthPorts.get(name)) });
+		};
+		/** Until /readyz of the node answers 200. */
+		const readyNode = (name: string) =>
+			until(`${name} ready`, async () => (await fetch(`http://127.0.0.1:${healthPorts.get(name)}/readyz`).catch(() => null))?.status === 200, 90_000, output);
 
 		interface Payment {
 			key: { key: string; secret: string };
@@ -209,10 +216,10 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 				return { status: res.status, body: (await res.json()) as { status: string; checks?: Record<string, { ok: boolean }> } };
 			};
 			const expected: Record<string, string[]> = {
-				gateway: ["redis", "transporter"],
-				"core-1": ["database", "redis", "transporter"],
-				webhooks: ["database", "redis", "transporter"],
-				watcher: ["database", "redis", "transporter", "watchers"],
+				gateway: ["redis", "services", "transporter"],
+				"core-1": ["database", "gateways", "redis", "transporter"],
+				webhooks: ["database", "gateways", "redis", "transporter"],
+				watcher: ["database", "gateways", "redis", "transporter", "watchers"],
 			};
 			for (const [name, checks] of Object.entries(expected)) {
 				expect(await get(name, "/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
@@ -243,7 +250,11 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 			expect(await observer.app.models.PaymentIntent.findByPk(pay.intentId)).toMatchObject({ status: "processing" });
 			expect(pay.hooks("payment_intent.completed")).toHaveLength(0);
 
-			startCore();
+			await startCore();
+			// Ready means reachable: once the new core node says ready, the gateway routes to it (no 503 in between).
+			await readyNode(`core-${cores}`);
+			const back = await gateway.http("GET", `/payment_intents/${pay.intentId}`, { key: pay.key });
+			expect([back.status, back.body?.id]).toEqual([200, pay.intentId]);
 			await expectSettledOnce(pay);
 			// The watcher said once that the payments services were away, and logged no failed step.
 			const outage = watcherLog.slice(watcherLogFrom);
@@ -260,7 +271,7 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 			const head = await anvil.blockNumber();
 			await until("the watcher to store the confirming block", async () => ((await observer.app.models.ChainCursor.findByPk(NET))?.blockNumber ?? 0) >= head, 30_000, output);
 			await killCore();
-			startCore();
+			await startCore();
 			await expectSettledOnce(pay);
 		}, 300_000);
 	});

@@ -105,6 +105,8 @@ describe("a gateway node and a core node over NATS", () => {
 		await gateway.broker.waitForServices(["keys"], 30_000, 100);
 		gatewayHealth = await startHealthServer(gateway.broker, { port: 0, host: "127.0.0.1" });
 		coreHealth = await startHealthServer(core.broker, { port: 0, host: "127.0.0.1" });
+		// The core node's gateways check waits one heartbeat round after its health server starts.
+		await until("the core node ready", async () => (await get(coreHealth, "/readyz")).status === 200, 30_000);
 	}, 60_000);
 
 	afterAll(async () => {
@@ -136,9 +138,12 @@ describe("a gateway node and a core node over NATS", () => {
 
 	it("both are ready; the gateway has no database check (it queries none), the core node has", async () => {
 		expect(await readyz("gateway")).toMatchObject({ status: 200, body: { status: "ready", nodeID: gateway.broker.nodeID, checks: { redis: { ok: true, required: false }, transporter: { ok: true } } } });
-		expect(Object.keys((await readyz("gateway")).body.checks).sort()).toEqual(["redis", "transporter"]);
+		expect(Object.keys((await readyz("gateway")).body.checks).sort()).toEqual(["redis", "services", "transporter"]);
 		expect(await readyz("core")).toMatchObject({ status: 200, body: { status: "ready", checks: { database: { ok: true }, redis: { ok: true, required: false }, transporter: { ok: true } } } });
-		expect(Object.keys((await readyz("core")).body.checks).sort()).toEqual(["database", "redis", "transporter"]);
+		expect(Object.keys((await readyz("core")).body.checks).sort()).toEqual(["database", "gateways", "redis", "transporter"]);
+		// Each side of the transporter says what it reaches: the gateway the core's services, the core the gateway routing to it.
+		expect((await readyz("gateway")).body.checks.services).toMatchObject({ ok: true, required: false, services: { keys: [core.broker.nodeID] } });
+		expect((await readyz("core")).body.checks.gateways).toEqual({ ok: true, gateways: [gateway.broker.nodeID] });
 	});
 
 	if (BACKEND !== "mysql") console.warn("health: database outage cases skipped on SQLite (the database is a file inside the process: it cannot go away like a server)");
