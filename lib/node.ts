@@ -13,6 +13,7 @@ import { attachApp, App } from "./app";
 import { Clock, systemClock } from "./clock";
 import { brokerOptions, transporterWarnings } from "../moleculer.config";
 import { registerAppMetrics } from "./metrics";
+import { misplacedSettingWarnings } from "./setting-scopes";
 
 const SERVICES_DIR = path.resolve(__dirname, "../services");
 
@@ -102,6 +103,8 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 		if (redis) redis.disconnect();
 		throw err;
 	}
-	for (const warning of [...startupWarnings(config, wanted), ...transporterWarnings(config, opts.env ?? {})]) broker.logger.warn(warning);
+	// Variables this node's services do not act on (a catalogue setting given to a watcher, an RPC URL to the core): said once, here.
+	const misplaced = await misplacedSettingWarnings(opts.env ?? {}, wanted, models);
+	for (const warning of [...startupWarnings(config, wanted), ...transporterWarnings(config, opts.env ?? {}), ...misplaced]) broker.logger.warn(warning);
 	return broker;
 }

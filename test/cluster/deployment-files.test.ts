@@ -17,6 +17,7 @@ import { availableServices } from "../../lib/node";
 import { KafkaJsTransporter, kafkaOptionsFromEnv } from "../../lib/kafkajs-transporter";
 import { CATALOGUE } from "../../lib/networks/catalogue";
 import { envSlug } from "../../lib/watchers/config";
+import { actsOn, scopeOf } from "../../lib/setting-scopes";
 import { brokerOptions, transporterOption, transporterWarnings } from "../../moleculer.config";
 import { DEPLOYED_CORE_SERVICES, freePort } from "./cluster.helpers";
 
@@ -80,6 +81,14 @@ function envFile(file: string, commented = false): Env {
 
 /** The catalogue network whose RPC_URL_<SLUG> variable this is, if any. */
 const networkOfRpcVariable = (name: string) => CATALOGUE.find(n => `RPC_URL_${envSlug(n.slug)}` === name);
+/** The catalogue network whose REQUIRED_CONFIRMATIONS_<SLUG> variable this is, if any. */
+const networkOfConfirmationsVariable = (name: string) => CATALOGUE.find(n => `REQUIRED_CONFIRMATIONS_${envSlug(n.slug)}` === name);
+
+/**
+ * The variables among `names` that a node running `services` does not act on (lib/setting-scopes.ts):
+ * a catalogue setting anywhere but the core group, a watcher or sweeper setting outside those groups.
+ */
+const notActedOn = (names: string[], services: string[]) => names.filter(name => !actsOn(name, services));
 
 function runNode(script: string): Promise<number> {
 	return new Promise(resolve => {
@@ -101,9 +110,9 @@ describe("Dockerfile", () => {
 
 	it("keeps secrets, local state and the git history out of the build context and the repository", () => {
 		const ignored = read(".dockerignore").split("\n").map(l => l.trim());
-		for (const entry of [".git", "node_modules", "dist", "data", ".env", ".env.*", "compose.env", "chains.env"]) expect(ignored).toContain(entry);
+		for (const entry of [".git", "node_modules", "dist", "data", ".env", ".env.*", "compose.env", "chains.env", "catalogue.env"]) expect(ignored).toContain(entry);
 		const gitIgnored = read(".gitignore").split("\n").map(l => l.trim());
-		for (const entry of ["compose.env", "chains.env"]) expect(gitIgnored).toContain(entry);
+		for (const entry of ["compose.env", "chains.env", "catalogue.env"]) expect(gitIgnored).toContain(entry);
 	});
 });
 
@@ -146,7 +155,9 @@ describe("docker-compose.yml", () => {
 			// Per-network settings (RPC URLs: credentials) reach only these containers, when the file exists.
 			expect(compose.services[name].env_file).toEqual([{ path: "chains.env", required: false }]);
 		}
-		for (const name of ["api", "core"]) expect([name, compose.services[name].env_file]).toEqual([name, undefined]);
+		expect(compose.services.api.env_file).toBeUndefined();
+		// The core's own per-network file: the catalogue settings, which act on it only.
+		expect(compose.services.core.env_file).toEqual([{ path: "catalogue.env", required: false }]);
 		for (const name of Object.keys(compose.services)) {
 			if (name !== "sweeper") expect([name, "SWEEPER_PRIVATE_KEY" in (compose.services[name].environment ?? {})]).toEqual([name, false]);
 		}
@@ -192,6 +203,28 @@ describe("docker-compose.yml", () => {
 			expect(text).toContain(`\${${secret}:?`);
 			expect(example[secret]).toBe(""); // no default secret ships
 		}
+	});
+
+	it("gives each node only variables it acts on: catalogue settings to the core, watcher and sweeper settings to those nodes", () => {
+		const groups: Array<[string, string[]]> = [["api", ["api"]], ["core", DEPLOYED_CORE_SERVICES], ...Object.entries(CHAIN_GROUPS)];
+		for (const [name, services] of groups) {
+			// Its environment, and what its env files may hold (their examples, set or commented).
+			const files = (compose.services[name].env_file ?? []) as Array<{ path: string }>;
+			const names = [...Object.keys(compose.services[name].environment), ...files.flatMap(f => Object.keys({ ...envFile(`${f.path}.example`), ...envFile(`${f.path}.example`, true) }))];
+			expect([name, notActedOn(names, services)]).toEqual([name, []]);
+		}
+		// Every env file an example exists for: chains.env holds chain settings, catalogue.env catalogue settings.
+		for (const [file, kind] of [["chains.env", "chain"], ["catalogue.env", "catalogue"]] as const) {
+			const examples = Object.keys(envFile(`${file}.example`, true));
+			expect([file, examples.length > 0]).toEqual([file, true]);
+			for (const name of examples) expect([file, name, scopeOf(name)?.kind]).toEqual([file, name, kind]);
+			expect([file, envFile(`${file}.example`)]).toEqual([file, {}]);
+		}
+		// The catalogue examples name networks the catalogue has, with values the configuration accepts.
+		const examples = envFile("catalogue.env.example", true);
+		for (const name of Object.keys(examples)) expect([name, networkOfConfirmationsVariable(name)?.slug]).toEqual([name, expect.any(String)]);
+		const secrets = { AUTH_JWT_SECRET: SAMPLE_SECRET, AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`, MASTER_KEY: `m${SAMPLE_SECRET}` };
+		expect(Object.keys(loadConfig({ ...examples, ...secrets }).watchers.requiredConfirmations).length).toBe(Object.keys(examples).length);
 	});
 
 	it("chains.env.example only shows RPC variables of networks the catalogue has, and sets nothing by default", () => {
@@ -240,6 +273,25 @@ describe("k8s manifests", () => {
 	const containerOf = (d: Doc) => d.spec.template.spec.containers[0] as Doc;
 	const envOf = (d: Doc, name: string) => (containerOf(d).env as Doc[]).find(e => e.name === name)?.value as string | undefined;
 	const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
+	/** `  # NAME: value` examples inside the object `kind`/`name` of k8s/<file> (commented out, so not in the parsed object). */
+	const commentedKeys = (kind: string, name: string): string[] => {
+		const file = docs.find(d => d.doc.kind === kind && d.doc.metadata?.name === name)!.file;
+		const chunk = read(`k8s/${file}`)
+			.split(/^---$/m)
+			.find(c => new RegExp(`^kind: ${kind}$`, "m").test(c) && new RegExp(`^  name: ${name}$`, "m").test(c))!;
+		return [...chunk.matchAll(/^ {2}# ([A-Z][A-Z0-9_]*): /gm)].map(m => m[1]);
+	};
+	/** Every variable a Deployment's pods may be given: its env, and the ConfigMaps' and Secrets' keys and commented examples. */
+	const variablesOf = (d: Doc): string[] => {
+		const c = containerOf(d);
+		const out = (c.env as Doc[]).map(e => e.name as string);
+		for (const ref of c.envFrom as Doc[]) {
+			const [kind, name] = ref.configMapRef ? ["ConfigMap", ref.configMapRef.name] : ["Secret", ref.secretRef.name];
+			const obj = named(kind, name);
+			out.push(...Object.keys((kind === "ConfigMap" ? obj.data : obj.stringData) ?? {}), ...commentedKeys(kind, name));
+		}
+		return out;
+	};
 
 	it("parse, and every object names itself and lives in the cryptopay namespace", () => {
 		expect(docs.length).toBeGreaterThanOrEqual(20);
@@ -318,7 +370,7 @@ describe("k8s manifests", () => {
 	});
 
 	it("probes every node on the port named health: /healthz for start-up and liveness, /readyz for readiness", () => {
-		const [cm] = byKind("ConfigMap");
+		const cm = named("ConfigMap", "gateway-config");
 		expect(cm.data.HEALTH_PORT).toBe(String(HEALTH_PORT));
 		for (const d of byKind("Deployment")) {
 			const c = containerOf(d);
@@ -395,7 +447,7 @@ describe("k8s manifests", () => {
 	});
 
 	it("ConfigMap + Secrets make a configuration the code accepts once the placeholders are replaced, and not before", () => {
-		const [cm] = byKind("ConfigMap");
+		const cm = named("ConfigMap", "gateway-config");
 		const secret = named("Secret", "gateway-secrets");
 		const sweeper = named("Secret", "gateway-sweeper");
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-k8s-"));
@@ -413,11 +465,32 @@ describe("k8s manifests", () => {
 			// The sweeper pods: the wallet key's placeholder is refused too.
 			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
 			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
-			expect(Number(cm.data.WATCHER_READY_MAX_LAG)).toBeGreaterThan(0);
-			expect(Number.isInteger(Number(cm.data.WATCHER_READY_MAX_LAG))).toBe(true);
+			// The watcher pods' readiness bound, set on them (it acts there only).
+			for (const name of ["watcher-evm", "watcher-bitcoin"]) {
+				const lag = envOf(named("Deployment", name), "WATCHER_READY_MAX_LAG");
+				expect([name, loadConfig({ ...env, WATCHER_READY_MAX_LAG: lag }).watchers.readyMaxLag]).toEqual([name, Number(lag)]);
+				expect([name, Number(lag) > 0]).toEqual([name, true]);
+			}
 		} finally {
 			fs.rmSync(dataDir, { recursive: true, force: true });
 		}
+	});
+
+	it("gives each pod only variables it acts on: catalogue settings to the core, watcher and sweeper settings to those pods", () => {
+		for (const d of byKind("Deployment")) {
+			const name = d.metadata.name;
+			expect([name, notActedOn(variablesOf(d), envOf(d, "SERVICES")!.split(","))]).toEqual([name, []]);
+		}
+		// The catalogue settings have a place: ConfigMap gateway-catalogue, read by the core pods only.
+		const readers = byKind("Deployment").filter(d => (containerOf(d).envFrom as Doc[]).some(r => r.configMapRef?.name === "gateway-catalogue"));
+		expect(readers.map(d => d.metadata.name)).toEqual(["core"]);
+		const examples = commentedKeys("ConfigMap", "gateway-catalogue");
+		expect(examples.length).toBeGreaterThan(0);
+		for (const name of examples) expect([name, networkOfConfirmationsVariable(name)?.slug]).toEqual([name, expect.any(String)]);
+		expect(named("ConfigMap", "gateway-catalogue").data ?? {}).toEqual({});
+		// What the shared ConfigMap holds acts on every pod.
+		const shared = Object.keys(named("ConfigMap", "gateway-config").data);
+		for (const d of byKind("Deployment")) expect([d.metadata.name, notActedOn(shared, envOf(d, "SERVICES")!.split(","))]).toEqual([d.metadata.name, []]);
 	});
 
 	it("the RPC Secret ships no URL, only commented examples of networks the catalogue has", () => {
