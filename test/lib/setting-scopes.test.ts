@@ -34,6 +34,20 @@ describe("setting scopes", () => {
 		for (const s of [...CHAIN_SCOPE.services, ...CATALOGUE_SCOPE.services]) expect(availableServices()).toHaveProperty(s);
 	});
 
+	it("are the table docs/deployment.md \"Where each variable goes\" gives, which the warnings point to", () => {
+		const doc = fs.readFileSync(path.join(ROOT, "docs/deployment.md"), "utf8");
+		const section = doc.split(/^## Where each variable goes$/m)[1]?.split(/^## /m)[0] ?? "";
+		const wanted = [
+			...CATALOGUE_SCOPE.names,
+			...CATALOGUE_SCOPE.prefixes.map(p => `${p}<SLUG>`),
+			...CHAIN_SCOPE.prefixes.map(p => `${p}<SLUG>`),
+			"WATCHER_*",
+			"SWEEP_*",
+			"SWEEPER_PRIVATE_KEY",
+		];
+		for (const name of wanted) expect([name, section.includes(`\`${name}\``)]).toEqual([name, true]);
+	});
+
 	it("tell which node acts on a variable", () => {
 		expect(scopeOf("REQUIRED_CONFIRMATIONS_ETHEREUM")).toBe(CATALOGUE_SCOPE);
 		expect(scopeOf("TEST_USDC_ADDRESS")).toBe(CATALOGUE_SCOPE);
