@@ -11,6 +11,8 @@
  * - Chain settings (`RPC_URL_<SLUG>`, `WATCHER_*`, `SWEEP_*`, ...): read only by the watcher and
  *   sweeper services (compose's chains.env and k8s' Secret gateway-rpc reach both groups, so they
  *   are one scope here; docs/configuration.md says which of the two uses each).
+ *
+ * It also names per-network variables whose slug is no catalogue network (a typo would be ignored).
  */
 import type { Models } from "../models";
 import type { EnvVars } from "./env";
@@ -92,6 +94,18 @@ export function misplacedSettings(env: EnvVars, services: readonly string[]): Ar
 	});
 }
 
+/**
+ * Set per-network variables (`<PREFIX><SLUG>`) this node acts on whose slug names no network of the
+ * catalogue: a typo (REQUIRED_CONFIRMATIONS_ETH) would otherwise be ignored without a word.
+ */
+export function unknownNetworkSettings(env: EnvVars, services: readonly string[], catalogue: readonly CatalogueNetwork[] = CATALOGUE): string[] {
+	const slugs = new Set(catalogue.map(n => envSlug(n.slug)));
+	const prefixes = SETTING_SCOPES.flatMap(scope => (scope.services.some(s => services.includes(s)) ? scope.prefixes : []));
+	return Object.keys(env)
+		.filter(name => (env[name] ?? "").trim() !== "" && prefixes.some(p => name.startsWith(p) && name.length > p.length && !slugs.has(name.slice(p.length))))
+		.sort();
+}
+
 /** The network of a REQUIRED_CONFIRMATIONS_<SLUG> variable. */
 function networkOf(name: string, catalogue: readonly CatalogueNetwork[]): CatalogueNetwork | undefined {
 	return catalogue.find(n => `REQUIRED_CONFIRMATIONS_${envSlug(n.slug)}` === name);
@@ -142,6 +156,10 @@ export async function misplacedSettingWarnings(
 		} else {
 			out.push(`${list} ${verb} set on this node, but only ${scope.where} use ${them}. This node runs none of those services and ignores ${them}. Remove ${them} here (docs/deployment.md "Where each variable goes").`);
 		}
+	}
+	const unknown = unknownNetworkSettings(env, services, catalogue);
+	if (unknown.length) {
+		out.push(`${unknown.join(", ")} ${unknown.length === 1 ? "names" : "name"} no network of the catalogue and ${unknown.length === 1 ? "does" : "do"} nothing: the part after the prefix must be a network's slug in upper case with _ for - (ETHEREUM, BASE_SEPOLIA; docs/networks.md).`);
 	}
 	return out;
 }

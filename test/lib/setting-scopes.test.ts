@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { loadConfig } from "../../lib/config";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { actsOn, CATALOGUE_SCOPE, CHAIN_SCOPE, misplacedSettings, scopeOf } from "../../lib/setting-scopes";
+import { actsOn, CATALOGUE_SCOPE, CHAIN_SCOPE, misplacedSettings, scopeOf, unknownNetworkSettings } from "../../lib/setting-scopes";
 import { availableServices } from "../../lib/node";
 import type { WatchableNetwork } from "../../services/networks.service";
 import { LogLine, startNode, TestNode } from "../helpers/harness";
@@ -73,6 +73,13 @@ describe("setting scopes", () => {
 		]);
 		expect(misplacedSettings(env, ["networks", "sweeper-evm"])).toEqual([]);
 	});
+
+	it("find per-network variables whose slug names no network of the catalogue, on the nodes that read them", () => {
+		const env = { REQUIRED_CONFIRMATIONS_ETH: "64", REQUIRED_CONFIRMATIONS_ETHEREUM: "20", RPC_URL_BASE_SEPOLIA: "https://x.example", RPC_URL_BASE_SEPOLA: "https://x.example", EIP7702_POLYGON: "false", SWEEP_CONTRACTS_NOPE: "" };
+		expect(unknownNetworkSettings(env, ["networks"])).toEqual(["REQUIRED_CONFIRMATIONS_ETH"]);
+		expect(unknownNetworkSettings(env, ["watcher-evm"])).toEqual(["RPC_URL_BASE_SEPOLA"]);
+		expect(unknownNetworkSettings(env, ["api"])).toEqual([]);
+	});
 });
 
 describe("a node given settings it does not act on", () => {
@@ -86,7 +93,7 @@ describe("a node given settings it does not act on", () => {
 	beforeAll(async () => {
 		// The core applies 3 confirmations on the local chain and its test token's address.
 		// transactions too: the watcher waits for both before it starts.
-		core = await startNode({ services: ["networks", "transactions"], logs: coreLogs, env: { ...nats, REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "3", TEST_USDC_ADDRESS: CORE_USDC } });
+		core = await startNode({ services: ["networks", "transactions"], logs: coreLogs, env: { ...nats, REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "3", REQUIRED_CONFIRMATIONS_ANVIL: "9", TEST_USDC_ADDRESS: CORE_USDC } });
 	});
 	afterAll(async () => {
 		await watcher?.stop();
@@ -107,8 +114,11 @@ describe("a node given settings it does not act on", () => {
 			`REQUIRED_CONFIRMATIONS_ANVIL_LOCAL, TEST_USDC_ADDRESS are set on this node, but only ${CATALOGUE_SCOPE.where} applies them: it writes them into the database, which every node reads the catalogue from. This node runs no networks service and ignores them. ` +
 				`In effect: REQUIRED_CONFIRMATIONS_ANVIL_LOCAL 3 (this node's: 7); TEST_USDC_ADDRESS ${CORE_USDC} (this node's: ${WATCHER_USDC}). Set them on the core nodes (docs/deployment.md "Where each variable goes").`,
 		]);
-		// The core acts on them: no such line there.
+		// The core acts on them: no such line there; only its misspelt one is reported.
 		expect(misplaced(coreLogs)).toEqual([]);
+		expect(coreLogs.filter(l => l.level === "warn" && l.text.includes("no network of the catalogue")).map(l => l.text)).toEqual([
+			"REQUIRED_CONFIRMATIONS_ANVIL names no network of the catalogue and does nothing: the part after the prefix must be a network's slug in upper case with _ for - (ETHEREUM, BASE_SEPOLIA; docs/networks.md).",
+		]);
 
 		// What applies is the core's: in the database, and in what the watcher reads to follow the network.
 		expect((await core.app.models.Network.findByPk(networkIdFor("anvil-local")))!.requiredConfirmations).toBe(3);
