@@ -213,6 +213,11 @@ describe("docker-compose.yml", () => {
 			const names = [...Object.keys(compose.services[name].environment), ...files.flatMap(f => Object.keys({ ...envFile(`${f.path}.example`), ...envFile(`${f.path}.example`, true) }))];
 			expect([name, notActedOn(names, services)]).toEqual([name, []]);
 		}
+		// Secrets only the core's services read reach only the core.
+		for (const name of gatewayNodes.filter(n => n !== "core")) {
+			expect([name, ["MAILGUN_API_KEY", "PAYMENTS_WEBHOOK_SECRET"].filter(k => k in compose.services[name].environment)]).toEqual([name, []]);
+		}
+		expect(Object.keys(compose.services.core.environment)).toEqual(expect.arrayContaining(["MAILGUN_API_KEY", "MAILGUN_DOMAIN", "PAYMENTS_WEBHOOK_SECRET"]));
 		// Every env file an example exists for: chains.env holds chain settings, catalogue.env catalogue settings.
 		for (const [file, kind] of [["chains.env", "chain"], ["catalogue.env", "catalogue"]] as const) {
 			const examples = Object.keys(envFile(`${file}.example`, true));
