@@ -303,8 +303,6 @@ export class NetworkWatcher {
 		const mempool = source.mempoolTransfers && this.addresses.size ? await source.mempoolTransfers({ addresses: this.addresses, tokens: this.catalogue.tokens }) : null;
 		const head = await source.head();
 		lap("head");
-		// Before anything of this range is stored, so a report pass never meets a row above its head.
-		this.reportHead = head;
 		if (this.rpcDown) {
 			logger.info(`Watcher: RPC of network ${network.slug} reachable again`);
 			this.rpcDown = false;
@@ -314,6 +312,9 @@ export class NetworkWatcher {
 		// only have checkouts paid in a later block, which the next step reads with it.
 		await Promise.all([this.refreshAddresses(), this.refreshCatalogue()]);
 		lap("addresses");
+		// Before anything of this range is stored, so a report pass never meets a row above its head;
+		// after the catalogue, so a pass counting against this head applies a requirement read after it.
+		this.reportHead = head;
 		const cursor = await loadCursor(models, network.id);
 		lap("cursor");
 		if (!cursor) return false;

@@ -103,6 +103,20 @@ describe("catalogue changes reach a running EVM watcher", () => {
 		expect(row.reported).toBe("credited");
 	});
 
+	it("applies a requirement raised while a payment confirms to that payment, and shows it", async () => {
+		await node.app.models.Network.update({ requiredConfirmations: 2 }, { where: { id: NET } });
+		const c = await checkout("0.125", ETH, "eth");
+		await payEth(c.address, "0.125");
+		await anvil.mine(1);
+		expect(await confirming(c.txId, 1)).toMatchObject({ status: "pending", requiredConfirmations: 2 });
+		await node.app.models.Network.update({ requiredConfirmations: 3 }, { where: { id: NET } });
+		await anvil.mine(1);
+		// 2 of 3, not credited at the old requirement.
+		expect(await confirming(c.txId, 2)).toMatchObject({ status: "pending", requiredConfirmations: 3, amountReceived: "0" });
+		await anvil.mine(1);
+		expect(await completed(c.txId)).toMatchObject({ amountReceived: "0.125", requiredConfirmations: 3 });
+	});
+
 	it("keeps watching a token switched off while checkouts in it are open, also after the watcher restarts", async () => {
 		await node.app.models.Network.update({ requiredConfirmations: REQUIRED }, { where: { id: NET } });
 		const a = await checkout("3", USDC, "usdc");
