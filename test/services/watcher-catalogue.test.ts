@@ -61,6 +61,17 @@ describe("catalogue changes reach a running EVM watcher", () => {
 			return tx.confirmations === n ? tx : null;
 		});
 
+	/** The watcher service stopped and started again on the node (as a restart or a failover would). */
+	const restartWatcher = async () => {
+		await node.broker.destroyService(node.broker.getLocalService("watcher-evm")!);
+		node.broker.createService(loadServiceSchema(availableServices()["watcher-evm"]));
+		await until("watcher leading again", async () => {
+			// Not available until the new service has started.
+			const [s] = (await node.broker.call("watcher-evm.status").catch(() => [])) as Array<{ leader: boolean }>;
+			return s?.leader;
+		});
+	};
+
 	it("watches a token switched on while it runs: a checkout in it paid right after is credited", async () => {
 		const refused = await node.http("POST", "/payment_intents", { key, body: { payment_method_types: ["crypto"], return_url: "https://shop.example.com/r", amount: "5", currency: "usdc", tokenId: USDC, networkId: NET } });
 		expect(refused.status).toBe(400);
@@ -129,16 +140,27 @@ describe("catalogue changes reach a running EVM watcher", () => {
 		await anvil.mine(REQUIRED);
 		expect(await completed(a.txId)).toMatchObject({ amountReceived: "3", hash: paidA });
 		// A watcher that starts after the switch (a restart, a failover) follows the token too.
-		await node.broker.destroyService(node.broker.getLocalService("watcher-evm")!);
-		node.broker.createService(loadServiceSchema(availableServices()["watcher-evm"]));
-		await until("watcher leading again", async () => {
-			// Not available until the new service has started.
-			const [s] = (await node.broker.call("watcher-evm.status").catch(() => [])) as Array<{ leader: boolean }>;
-			return s?.leader;
-		});
+		await restartWatcher();
 		const paidB = await payUsdc(b.address, "2");
 		await anvil.mine(REQUIRED);
 		expect(await completed(b.txId)).toMatchObject({ amountReceived: "2", hash: paidB });
+	});
+
+	it("keeps following a network switched off while a checkout on it is open, also after the watcher restarts", async () => {
+		const c = await checkout("0.5", ETH, "eth");
+		await node.app.models.Network.update({ isActive: false }, { where: { id: NET } });
+		await node.broker.call("networks.seed");
+		try {
+			const refused = await node.http("POST", "/payment_intents", { key, body: { payment_method_types: ["crypto"], return_url: "https://shop.example.com/r", amount: "1", currency: "eth", tokenId: ETH, networkId: NET } });
+			expect(refused.status).toBe(400);
+			await restartWatcher();
+			const hash = await payEth(c.address, "0.5");
+			await anvil.mine(REQUIRED);
+			expect(await completed(c.txId)).toMatchObject({ amountReceived: "0.5", hash });
+		} finally {
+			await node.app.models.Network.update({ isActive: true }, { where: { id: NET } });
+			await node.broker.call("networks.seed");
+		}
 	});
 });
 
