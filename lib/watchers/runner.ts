@@ -2,9 +2,10 @@
  * The chain-independent loop of a watcher for one network (docs/watchers.md):
  * 1. lease: only the holder of the network's lease reads and writes; others stand by and take
  *    over when it expires (renewed every third of its length while alive);
- * 2. head first, then the deposit addresses (so every address paid in a block up to that head is
- *    known), then the range after the cursor (at most maxRange blocks), checked to continue the
- *    cursor's chain;
+ * 2. head first, then the deposit addresses and the network's catalogue (tokens, required
+ *    confirmations: lib/watchers/catalogue.ts), so every address and token paid in a block up to
+ *    that head is known; then the range after the cursor (at most maxRange blocks), checked to
+ *    continue the cursor's chain;
  * 3. a cursor block the chain no longer has: walk back to the common ancestor, transfers above
  *    it reverted;
  * 4. the range's transfers and the new cursor in one fenced DB transaction;
@@ -100,6 +101,9 @@ export interface WatcherStatus {
 	lag: number | null;
 	rpcDown: boolean;
 	lastError: string | null;
+	/** The catalogue as the last step applied it: confirmations required, symbols of the tokens followed. */
+	requiredConfirmations: number;
+	tokens: string[];
 }
 
 const REPORT_BATCH = 500;
@@ -139,8 +143,8 @@ export class NetworkWatcher {
 	readonly status: WatcherStatus;
 
 	constructor(private readonly deps: RunnerDeps) {
-		this.status = { networkId: deps.network.id, slug: deps.network.slug, leader: false, head: null, cursor: null, lag: null, rpcDown: false, lastError: null };
 		this.catalogue = { requiredConfirmations: deps.network.requiredConfirmations, tokens: [...deps.network.tokens] };
+		this.status = { networkId: deps.network.id, slug: deps.network.slug, leader: false, head: null, cursor: null, lag: null, rpcDown: false, lastError: null, requiredConfirmations: this.catalogue.requiredConfirmations, tokens: this.catalogue.tokens.map(t => t.symbol) };
 		const port = deps.payments;
 		const reached = <T>(call: Promise<T>) =>
 			call.then(out => {
@@ -434,6 +438,8 @@ export class NetworkWatcher {
 			logger.info(`Watcher: network ${network.slug} requires ${next.requiredConfirmations} confirmation(s) (was ${before.requiredConfirmations})`);
 		}
 		this.catalogue = next;
+		this.status.requiredConfirmations = next.requiredConfirmations;
+		this.status.tokens = next.tokens.map(t => t.symbol);
 	}
 
 	/** Loads new deposit addresses (keyset pages); a full reload now and then drops those past the window. */

@@ -83,6 +83,9 @@ describe("catalogue changes reach a running EVM watcher", () => {
 		await anvil.mine(REQUIRED);
 		const done = await completed(c.txId);
 		expect(done).toMatchObject({ amountReceived: "5", hash });
+		// What the watcher applies, as `call watcher-evm.status` shows it.
+		const [status] = (await node.broker.call("watcher-evm.status")) as Array<{ tokens: string[]; requiredConfirmations: number }>;
+		expect(status).toMatchObject({ tokens: expect.arrayContaining(["ETH", "USDC"]), requiredConfirmations: REQUIRED });
 	});
 
 	it("applies a raised requiredConfirmations at once and shows it, with the core's cached catalogue still older", async () => {
