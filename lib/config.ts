@@ -65,6 +65,8 @@ export interface AppConfig {
 	metrics: boolean;
 	/** The node's /healthz and /readyz endpoint (lib/health.ts); port null: off. */
 	health: HealthConfig;
+	/** STOP_TIMEOUT_MS: the longest a SIGTERM/SIGINT stop may take before the process exits anyway (lib/start.ts). */
+	stopTimeoutMs: number;
 	tracing: boolean;
 	/** Error tracking with Sentry (lib/error-tracking.ts, docs/error-tracking.md); `dsn` null: off. */
 	errorTracking: ErrorTrackingConfig;
@@ -319,6 +321,7 @@ export function loadConfig(envIn: Env = processEnvironment()): AppConfig {
 		tracing: bool("TRACING", env.TRACING, false),
 		errorTracking: errorTrackingFromEnv(env, nodeEnv),
 		health: healthConfig(env),
+		stopTimeoutMs: int("STOP_TIMEOUT_MS", env.STOP_TIMEOUT_MS, 30_000, 1000),
 		cacher: redisUrl ? "redis" : "memory",
 		redisPrefix: env.REDIS_PREFIX || "cpg:",
 		testUsdcAddress: evmAddress("TEST_USDC_ADDRESS", env.TEST_USDC_ADDRESS),

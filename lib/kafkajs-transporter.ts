@@ -26,6 +26,14 @@
  * Connection failures: kafkajs retries every request with its own backoff (`retry`); a consumer
  * that crashes for good makes the transporter drop everything and hand the error to Moleculer's
  * transit, which reconnects (and this class re-creates its consumers, then reports a reconnect).
+ * An outage (no broker answers) is logged once when it begins and once when a broker answers
+ * again; in between kafkajs' retries, crashes and failed sends are logged at debug level only,
+ * and the node's own bookkeeping packets (INFO, HEARTBEAT, DISCOVER, DISCONNECT, PONG) are not
+ * sent (as Moleculer does while a transporter is disconnected; peers re-discover the node later).
+ *
+ * Stopping (docs/deployment.md "Stopping within the grace period"): while the broker stops, each
+ * packet it still sends and the closing of the clients wait at most `disconnectTimeout` each, so
+ * a node whose brokers are gone does not sit through kafkajs' retries (half a minute per packet).
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -86,6 +94,8 @@ export interface KafkaJsTransporterOptions {
 	};
 	/** Start-up waits this long for the node's consumer to join its group, then goes on (nothing is lost: it reads from the recorded offsets). */
 	joinTimeout?: number;
+	/** While the broker stops: the longest each packet still sent (empty INFO, DISCONNECT) and the closing of the clients may take. */
+	disconnectTimeout?: number;
 }
 
 type ResolvedOptions = Required<Omit<KafkaJsTransporterOptions, "ssl" | "sasl" | "topics" | "consumer">> &
@@ -102,7 +112,41 @@ const DEFAULTS = {
 	topics: { replicationFactor: -1, balancedPartitions: 4, retentionMs: 3_600_000 },
 	consumer: { sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 },
 	joinTimeout: 30_000,
+	disconnectTimeout: 5000,
 };
+
+/** Packets of Moleculer's own bookkeeping: not sent during an outage (peers re-discover the node). */
+const BOOKKEEPING_PACKETS = new Set(["INFO", "HEARTBEAT", "DISCOVER", "DISCONNECT", "PONG"]);
+
+/** kafkajs errors that mean no broker answers (walks the `cause` chain). */
+const CONNECTION_ERRORS = new Set([
+	"KafkaJSConnectionError",
+	"KafkaJSConnectionClosedError",
+	"KafkaJSRequestTimeoutError",
+	"KafkaJSBrokerNotFound",
+	"KafkaJSNumberOfRetriesExceeded",
+	"KafkaJSLockTimeout",
+]);
+
+/** kafkajs log lines that report a broker not answering. */
+const CONNECTION_TEXT = /connection error|connection timeout|closed connection|connection is closed|not connected|seed broker|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|timed out/i;
+
+export function isKafkaConnectionError(err: unknown): boolean {
+	for (let e = err as { name?: string; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+		if (e.name && CONNECTION_ERRORS.has(e.name)) return true;
+		e = (e.cause ?? e.originalError) as typeof e;
+	}
+	return false;
+}
+
+/** Settles like `p`, or rejects after `ms` (`p` goes on; its outcome is ignored). */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+	let timer: NodeJS.Timeout | undefined;
+	const timeout = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+	});
+	return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
 
 /** Kafka topic names: `[A-Za-z0-9._-]`, at most 249 characters. Other characters become `-xx-` (hex). */
 export function kafkaTopicName(name: string): string {
@@ -141,7 +185,8 @@ export function parseKafkaBrokers(url: string): string[] {
  * KAFKA_CLIENT_ID, KAFKA_SSL, KAFKA_SSL_CA_FILE, KAFKA_SASL_MECHANISM (plain, scram-sha-256,
  * scram-sha-512) with KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD, KAFKA_REPLICATION_FACTOR,
  * KAFKA_BALANCED_PARTITIONS, KAFKA_TOPIC_RETENTION_MS, KAFKA_SESSION_TIMEOUT_MS,
- * KAFKA_HEARTBEAT_INTERVAL_MS, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_CONNECTION_TIMEOUT_MS.
+ * KAFKA_HEARTBEAT_INTERVAL_MS, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_CONNECTION_TIMEOUT_MS,
+ * KAFKA_DISCONNECT_TIMEOUT_MS.
  */
 export function kafkaOptionsFromEnv(url: string, env: Env): KafkaJsTransporterOptions {
 	const opts: KafkaJsTransporterOptions = { brokers: parseKafkaBrokers(url), topics: {}, consumer: {} };
@@ -196,6 +241,8 @@ export function kafkaOptionsFromEnv(url: string, env: Env): KafkaJsTransporterOp
 	if (maxWait !== undefined) opts.consumer!.maxWaitTimeInMs = maxWait;
 	const connectionTimeout = envInt(env, "KAFKA_CONNECTION_TIMEOUT_MS", 100);
 	if (connectionTimeout !== undefined) opts.connectionTimeout = connectionTimeout;
+	const disconnectTimeout = envInt(env, "KAFKA_DISCONNECT_TIMEOUT_MS", 100);
+	if (disconnectTimeout !== undefined) opts.disconnectTimeout = disconnectTimeout;
 
 	const hb = opts.consumer!.heartbeatInterval ?? DEFAULTS.consumer.heartbeatInterval;
 	const session = opts.consumer!.sessionTimeout ?? DEFAULTS.consumer.sessionTimeout;
@@ -263,6 +310,12 @@ export class KafkaJsTransporter extends Transporters.Base {
 	private everConnected = false;
 	private closing = false;
 	private failing = false;
+	/** When the outage began (ms since epoch); null while the cluster answers. */
+	private outageSince: number | null = null;
+	/** When a broker last answered a request of this node's clients. */
+	private lastAnswerAt = Date.now();
+	/** Between `$broker.started` and `$broker.stopped`: `broker.started` false then means a stop is running. */
+	private brokerRunning = false;
 
 	constructor(opts: KafkaJsTransporterOptions) {
 		super(opts as unknown as Record<string, any>);
@@ -275,6 +328,63 @@ export class KafkaJsTransporter extends Transporters.Base {
 			consumer: { ...DEFAULTS.consumer, ...opts.consumer },
 		};
 		this.hasBuiltInBalancer = true;
+	}
+
+	init(...args: Parameters<Transporters.Base["init"]>): void {
+		super.init(...args);
+		// broker.stop() clears `started` before it sends its first packet (the empty INFO).
+		const bus = (this.broker as unknown as { localBus?: { on(event: string, fn: () => void): void } }).localBus;
+		bus?.on("$broker.started", () => (this.brokerRunning = true));
+		bus?.on("$broker.stopped", () => (this.brokerRunning = false));
+	}
+
+	/** The broker is stopping (or this transporter is disconnecting): packets and closing are bounded. */
+	private get stopping(): boolean {
+		return this.closing || this.broker.stopping || (this.brokerRunning && !this.broker.started);
+	}
+
+	// ---- outage ------------------------------------------------------------------------------
+
+	/**
+	 * How long without any answer makes a connection error an outage. A connected node's clients
+	 * hear from the cluster at least every heartbeat interval or fetch wait; one broker of several
+	 * failing (answers keep coming from the others) is no outage.
+	 */
+	private get quietMs(): number {
+		const c = this.options.consumer;
+		return 2 * Math.max(c.heartbeatInterval, c.maxWaitTimeInMs) + 1000;
+	}
+
+	/** A broker did not answer: an outage once none has answered for `quietMs`. True while one is on. */
+	private trouble(reason: string): boolean {
+		if (this.outageSince === null && Date.now() - this.lastAnswerAt >= this.quietMs) this.outage(reason);
+		return this.outageSince !== null;
+	}
+
+	/** No broker answers: said once (WARN, no stack), then every retry is at debug level until one answers. */
+	private outage(reason: string): void {
+		if (this.outageSince !== null) return;
+		this.outageSince = Date.now();
+		if (this.closing) return void this.logger.debug(`Kafka cluster unreachable while disconnecting: ${reason}`);
+		this.logger.warn(
+			`Kafka cluster unreachable (${this.options.brokers.join(",")}): ${reason}. kafkajs keeps retrying; further errors are logged at debug level until a broker answers.`,
+		);
+	}
+
+	/** A request was answered: the end of an outage is said once. */
+	private reachable(): void {
+		this.lastAnswerAt = Date.now();
+		if (this.outageSince === null) return;
+		const seconds = Math.round((Date.now() - this.outageSince) / 1000);
+		this.outageSince = null;
+		if (!this.closing) this.logger.info(`Kafka cluster reachable again after ${seconds} s`);
+	}
+
+	/** Every answered request of `client` ends an outage. */
+	private watchRequests(client: Admin | Producer | Consumer): void {
+		// One method per client type in kafkajs' typings; the same event for all of them.
+		const on = client.on.bind(client) as (event: string, listener: () => void) => void;
+		on(client.events.REQUEST, () => this.reachable());
 	}
 
 	// ---- topics ------------------------------------------------------------------------------
@@ -361,6 +471,7 @@ export class KafkaJsTransporter extends Transporters.Base {
 		this.errorHandler = (errorHandler as ((err: Error) => void) | undefined) || null;
 		this.closing = false;
 		this.failing = false;
+		if (this.outageSince === null) this.lastAnswerAt = Date.now();
 		try {
 			this.kafka = new Kafka({
 				clientId: this.options.clientId,
@@ -379,6 +490,8 @@ export class KafkaJsTransporter extends Transporters.Base {
 				// Topics are created by the nodes that read them; writing must not invent one with broker defaults.
 				allowAutoTopicCreation: false,
 			});
+			this.watchRequests(this.admin);
+			this.watchRequests(this.producer);
 			await this.admin.connect();
 			await this.producer.connect();
 			this.logger.info(`Kafka (kafkajs) connected to ${this.options.brokers.join(",")}`);
@@ -392,7 +505,8 @@ export class KafkaJsTransporter extends Transporters.Base {
 			await this.onConnected(wasReconnect);
 			this.everConnected = true;
 		} catch (err) {
-			this.logger.error("Kafka connection failed:", (err as Error).message);
+			if (isKafkaConnectionError(err) && this.trouble((err as Error).message)) this.logger.debug("Kafka connection failed:", (err as Error).message);
+			else this.logger.error("Kafka connection failed:", (err as Error).message);
 			this.broker.broadcastLocal("$transporter.error", { error: err, module: "transporter", type: ERROR_TYPES.connection });
 			await this.closeClients();
 			throw err;
@@ -408,8 +522,13 @@ export class KafkaJsTransporter extends Transporters.Base {
 	async disconnect(): Promise<void> {
 		this.closing = true;
 		// A balanced sync in progress must not start a consumer after the clients are closed.
-		await this.balancedSync.catch(() => undefined);
-		await this.closeClients();
+		// Both are bounded: with the brokers gone, kafkajs would wait out its retries.
+		const limit = this.options.disconnectTimeout;
+		await within(this.balancedSync, limit, "Kafka: the balanced subscriptions' update").catch(err => this.logger.debug(err.message));
+		await within(this.closeClients(), limit, "Kafka: closing the clients").catch(err =>
+			// Expected during an outage (kafkajs waits for its retries), a surprise otherwise.
+			(this.outageSince === null ? this.logger.warn : this.logger.info).call(this.logger, `${err.message}; left behind (the process's exit ends them)`),
+		);
 	}
 
 	private async closeClients(): Promise<void> {
@@ -444,14 +563,23 @@ export class KafkaJsTransporter extends Transporters.Base {
 		const { message, timestamp: _t, logger: _l, ...extra } = entry.log as { message: string; timestamp: string; logger?: string; [k: string]: unknown };
 		const text = `kafkajs ${entry.namespace}: ${message}`;
 		const detail = Object.keys(extra).length ? extra : undefined;
+		if (entry.level === KafkaLogLevel.ERROR || entry.level === KafkaLogLevel.WARN) {
+			// A broker not answering may be an outage (said once by `trouble`). Each such line is one
+			// retry, or one broker of several failing while the others answer: a debug line.
+			const error = extra.error === undefined ? "" : String(extra.error);
+			const connection = CONNECTION_TEXT.test(`${message} ${error}`);
+			if (connection) this.trouble(error && !message.includes(error) ? `${message} (${error})` : message);
+			// Stopping consumers on disconnect is not an error worth a line, nor is anything during an
+			// outage, nor kafkajs' connection-level report of a group rebalancing (the consumer rejoins).
+			const routine = this.closing || connection || this.outageSince !== null || (entry.namespace === "Connection" && /rebalanc/i.test(error));
+			if (routine) return this.logger.debug(text, detail);
+			// The stack trace only at debug level: the line says what failed.
+			const { stack, ...rest } = extra;
+			if (stack !== undefined) this.logger.debug(text, detail);
+			const brief = Object.keys(rest).length ? rest : undefined;
+			return entry.level === KafkaLogLevel.ERROR ? this.logger.error(text, brief) : this.logger.warn(text, brief);
+		}
 		switch (entry.level) {
-			case KafkaLogLevel.ERROR:
-				// Stopping consumers on disconnect is not an error worth a line, nor is kafkajs'
-				// connection-level report of a group rebalancing (routine: the consumer rejoins).
-				if (this.closing || (entry.namespace === "Connection" && /rebalanc/i.test(String(extra.error)))) return this.logger.debug(text, detail);
-				return this.logger.error(text, detail);
-			case KafkaLogLevel.WARN:
-				return this.logger.warn(text, detail);
 			case KafkaLogLevel.INFO:
 				return this.logger.debug(text, detail);
 			default:
@@ -484,9 +612,14 @@ export class KafkaJsTransporter extends Transporters.Base {
 			allowAutoTopicCreation: false,
 			retry: this.options.retry,
 		});
+		this.watchRequests(consumer);
 		consumer.on(consumer.events.CRASH, ({ payload }) => {
 			if (this.closing) return;
-			this.logger.warn(`Kafka ${kind} consumer crashed${payload.restart ? " (kafkajs restarts it)" : ""}:`, payload.error?.message);
+			if (isKafkaConnectionError(payload.error)) this.trouble(payload.error.message);
+			const line = `Kafka ${kind} consumer crashed${payload.restart ? " (kafkajs restarts it)" : ""}:`;
+			// During an outage a crash is one more retry (kafkajs restarts the consumer).
+			if (this.outageSince !== null && payload.restart) this.logger.debug(line, payload.error?.message);
+			else this.logger.warn(line, payload.error?.message);
 			this.broker.broadcastLocal("$transporter.error", { error: payload.error, module: "transporter", type: ERROR_TYPES.consumer });
 			if (!payload.restart) this.fail(payload.error);
 		});
@@ -658,14 +791,30 @@ export class KafkaJsTransporter extends Transporters.Base {
 		const producer = this.producer;
 		if (!producer) return;
 		const cmd = meta.cmd || meta.packet?.type;
+		const bookkeeping = !!cmd && BOOKKEEPING_PACKETS.has(cmd);
+		if (bookkeeping && this.outageSince !== null) {
+			// As Moleculer does while disconnected: peers learn of this node again by discovery.
+			this.logger.debug(`Kafka unreachable: ${cmd} packet to ${topic} not sent`);
+			return;
+		}
+		const sending = producer.send({
+			topic,
+			messages: [{ value: data, partition: meta.partition, headers: cmd ? { [CMD_HEADER]: cmd } : undefined }],
+		});
 		try {
-			await producer.send({
-				topic,
-				messages: [{ value: data, partition: meta.partition, headers: cmd ? { [CMD_HEADER]: cmd } : undefined }],
-			});
+			// A stopping node does not wait out kafkajs' retries (half a minute) for each packet.
+			await (this.stopping ? within(sending, this.options.disconnectTimeout, `Kafka: sending ${cmd ?? "a"} packet while stopping`) : sending);
 		} catch (err) {
-			this.logger.error(`Kafka publish to ${topic} failed:`, (err as Error).message);
+			const message = (err as Error).message;
+			const connection = isKafkaConnectionError(err);
+			// Not sent while stopping within the bound: taken as unreachable, so DISCONNECT is not tried.
+			if (this.stopping && !connection) this.outage(message);
+			const line = `Kafka publish of ${cmd ?? "a packet"} to ${topic} failed:`;
+			if ((connection && this.trouble(message)) || this.outageSince !== null) this.logger.debug(line, message);
+			else this.logger.error(line, message);
 			this.broker.broadcastLocal("$transporter.error", { error: err, module: "transporter", type: ERROR_TYPES.publisher });
+			// A bookkeeping packet that did not reach the cluster is dropped, not thrown (transit logs each with its stack).
+			if (bookkeeping && (connection || this.stopping)) return;
 			throw err;
 		}
 	}

@@ -40,6 +40,13 @@ async function main(): Promise<void> {
 	await broker.start();
 	const shutdown = async (signal: string) => {
 		broker.logger.info(`${signal}: stopping`);
+		// The pod's grace period ends in a SIGKILL: a stop that hangs (a dependency gone, a handler
+		// that never returns) ends here first, with a line saying so (docs/deployment.md "Stopping").
+		const limit = config.stopTimeoutMs;
+		setTimeout(() => {
+			broker.logger.error(`${signal}: the stop did not finish within STOP_TIMEOUT_MS (${limit} ms); exiting without it`);
+			process.exit(1);
+		}, limit);
 		await broker.stop();
 		await health?.close();
 		await errorTracking?.flushErrorTracking();
