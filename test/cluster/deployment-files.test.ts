@@ -416,6 +416,14 @@ describe("k8s manifests", () => {
 			// ... then a watcher or sweeper waits for its step, whose RPC call may be at its timeout, and releases its leases.
 			const needed = name in CHAIN_GROUPS ? shutdownMs + config.watchers.rpcTimeoutMs : shutdownMs;
 			expect([name, graceMs > needed]).toEqual([name, true]);
+			// The whole stop is bounded by the pod's STOP_TIMEOUT_MS (lib/start.ts), which leaves that
+			// time and ends, after any preStop sleep, before the grace period's SIGKILL.
+			const container = containerOf(d);
+			const stopEnv = ((container.env as Doc[] | undefined) ?? []).find(e => e.name === "STOP_TIMEOUT_MS")?.value as string | undefined;
+			const stopMs = loadConfig({ AUTH_JWT_SECRET: SAMPLE_SECRET, AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`, MASTER_KEY: `m${SAMPLE_SECRET}`, STOP_TIMEOUT_MS: stopEnv }).stopTimeoutMs;
+			const preStop = container.lifecycle?.preStop?.exec?.command as string[] | undefined;
+			const preStopMs = preStop?.[0] === "sleep" ? Number(preStop[1]) * 1000 : 0;
+			expect([name, stopMs > needed, preStopMs + stopMs < graceMs]).toEqual([name, true, true]);
 		}
 	});
 

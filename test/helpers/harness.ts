@@ -95,13 +95,17 @@ function logText(arg: unknown): string {
 }
 
 /** A Moleculer logger that appends to an array, for tests that assert on what a node logs. */
-class CapturingLogger extends Loggers.Base<{ level?: Loggers.LogLevels }> {
-	constructor(private readonly lines: LogLine[]) {
-		super({ level: "info" });
+/** Collects the log lines of `level` and above into `lines` (tests of what a node logs). */
+export class CapturingLogger extends Loggers.Base<{ level?: Loggers.LogLevels }> {
+	constructor(
+		private readonly lines: LogLine[],
+		private readonly minLevel: Loggers.LogLevels = "info",
+	) {
+		super({ level: minLevel });
 	}
 
 	getLogHandler(bindings: { mod?: string }) {
-		const rank = Loggers.LEVELS.indexOf("info");
+		const rank = Loggers.LEVELS.indexOf(this.minLevel);
 		return (type: string, args: unknown[]) => {
 			if (Loggers.LEVELS.indexOf(type) > rank) return;
 			const text = args.map(logText).join(" ");

@@ -15,6 +15,10 @@ export interface KafkaMock {
 	address: string;
 	/** `kafka://127.0.0.1:<port>`, for TRANSPORTER. */
 	url: string;
+	/** SIGSTOP: the brokers stop answering (connections stay open, requests time out). */
+	pause(): void;
+	/** SIGCONT: they answer again, on the same address. */
+	resume(): void;
 	stop(): Promise<void>;
 }
 
@@ -70,8 +74,11 @@ export async function startKafkaMock(timeoutMs = 10_000): Promise<KafkaMock> {
 	return {
 		address,
 		url: `kafka://${address}`,
+		pause: () => void child.kill("SIGSTOP"),
+		resume: () => void child.kill("SIGCONT"),
 		async stop() {
 			if (child.exitCode !== null || child.signalCode !== null) return;
+			child.kill("SIGCONT"); // a paused kcat would not act on SIGTERM
 			child.kill("SIGTERM");
 			const killed = await Promise.race([exited.then(() => true), new Promise<boolean>(r => setTimeout(() => r(false), 3000).unref())]);
 			if (!killed) {

@@ -314,3 +314,16 @@ describe("health endpoint configuration", () => {
 		for (const bad of ["no", "-1", "65536", "3.5"]) expect(() => load({ HEALTH_PORT: bad })).toThrow(`Configuration: HEALTH_PORT must be a port number from 0 to 65535 or "off", got "${bad}"`);
 	});
 });
+
+describe("stop bound (STOP_TIMEOUT_MS)", () => {
+	const load = (env: Env = {}) => loadConfig({ DATA_DIR: os.tmpdir(), ...SECRETS, ...env });
+
+	it("is 30 s by default, inside the api and core pods' 40 s grace period; settable in ms", () => {
+		expect(load().stopTimeoutMs).toBe(30_000);
+		expect(load({ STOP_TIMEOUT_MS: "50000" }).stopTimeoutMs).toBe(50_000);
+	});
+
+	it("refuses less than a second or junk, naming the variable", () => {
+		for (const bad of ["999", "-1", "soon", "1.5"]) expect(() => load({ STOP_TIMEOUT_MS: bad })).toThrow(/STOP_TIMEOUT_MS/);
+	});
+});

@@ -10,6 +10,7 @@
 import crypto from "node:crypto";
 import { BrokerOptions, Context, Errors, ServiceBroker } from "moleculer";
 import { KafkaJsTransporter, KafkaJsTransporterOptions } from "../../lib/kafkajs-transporter";
+import { CapturingLogger, LogLine } from "../helpers/harness";
 import { KafkaMock, kcatAvailable, startKafkaMock } from "../helpers/kafka-mock";
 
 const HAVE_KCAT = kcatAvailable();
@@ -197,6 +198,76 @@ describeKafka("KafkaJsTransporter over librdkafka's mock cluster", () => {
 		expect(await a.call("echo.say", { v: "after" })).toBe("after");
 		expect(await b.call("echo.say", { v: "local" })).toBe("local");
 	}, 40_000);
+
+	it("drains at a stop: a request in flight is answered, then the others get its DISCONNECT", async () => {
+		const ns = namespace();
+		const a = node("a", ns).broker;
+		// As the nodes run (moleculer.config.ts): a stop waits for the requests in flight.
+		const b = node("b", ns, { tracking: { enabled: true, shutdownTimeout: 10_000 } }).broker;
+		let began = false;
+		let release: () => void = () => undefined;
+		b.createService({
+			name: "slow",
+			actions: {
+				async work() {
+					began = true;
+					await new Promise<void>(r => (release = r));
+					return "done";
+				},
+			},
+		});
+		await Promise.all([a.start(), b.start()]);
+		await a.waitForServices(["slow"], 20_000, 100);
+		const left: boolean[] = [];
+		a.localBus.on("$node.disconnected", ({ node, unexpected }: { node: { id: string }; unexpected: boolean }) => {
+			if (node.id === "b") left.push(unexpected);
+		});
+
+		const answer = a.call("slow.work");
+		await waitFor(() => began);
+		const stopped = b.stop();
+		// The stop has begun (its empty INFO is out: A no longer routes to B) while the request runs.
+		await waitFor(() => !a.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).some(s => s.name === "slow"));
+		release();
+		expect(await answer).toBe("done");
+		await stopped;
+		await waitFor(() => left.length > 0);
+		expect(left).toEqual([false]); // its DISCONNECT, not a missed heartbeat
+	}, 40_000);
+
+	it("logs an outage once when no broker answers, once when one answers again, and every retry at debug level only", async () => {
+		// A cluster of its own, paused and resumed (the shared one serves the other tests).
+		const own = await startKafkaMock();
+		const lines: LogLine[] = [];
+		const transporter = new KafkaJsTransporter({ brokers: [own.address], consumer: { maxWaitTimeInMs: 20 }, requestTimeout: 1000, connectionTimeout: 500 });
+		const broker = new ServiceBroker({
+			nodeID: "p",
+			namespace: namespace(),
+			logger: new CapturingLogger(lines, "debug"),
+			transporter: transporter as unknown as BrokerOptions["transporter"],
+		});
+		const said = (re: RegExp) => lines.filter(l => re.test(l.text));
+		try {
+			await broker.start();
+			own.pause();
+			await waitFor(() => said(/Kafka cluster unreachable/).length > 0, 60_000);
+			const at = lines.length;
+			// kafkajs goes on retrying meanwhile, and says so at debug level.
+			await waitFor(() => lines.slice(at).filter(l => l.level === "debug" && /kafkajs/.test(l.text)).length >= 3, 60_000);
+			own.resume();
+			await waitFor(() => said(/Kafka cluster reachable again/).length > 0, 60_000);
+
+			expect(said(/Kafka cluster unreachable/).map(l => l.level)).toEqual(["warn"]);
+			expect(said(/Kafka cluster reachable again/).map(l => l.level)).toEqual(["info"]);
+			// Nothing else about it at WARN or ERROR, and no stack trace above debug.
+			const loud = lines.filter(l => (l.level === "warn" || l.level === "error") && !/Kafka cluster unreachable/.test(l.text));
+			expect(loud).toEqual([]);
+			expect(lines.filter(l => l.level !== "debug" && /\n\s+at |stack/.test(l.text))).toEqual([]);
+		} finally {
+			await broker.stop();
+			await own.stop();
+		}
+	}, 120_000);
 
 	it("fails to connect with a clear error, and reports it, when no broker answers", async () => {
 		const broker = new ServiceBroker({ logger: false });

@@ -51,6 +51,7 @@ describe("kafkaOptionsFromEnv", () => {
 			KAFKA_HEARTBEAT_INTERVAL_MS: "500",
 			KAFKA_FETCH_MAX_WAIT_MS: "50",
 			KAFKA_CONNECTION_TIMEOUT_MS: "2000",
+			KAFKA_DISCONNECT_TIMEOUT_MS: "3000",
 		});
 		expect(opts).toEqual({
 			brokers: ["kafka:9092"],
@@ -58,6 +59,7 @@ describe("kafkaOptionsFromEnv", () => {
 			ssl: true,
 			sasl: { mechanism: "scram-sha-512", username: "u", password: "p" },
 			connectionTimeout: 2000,
+			disconnectTimeout: 3000,
 			topics: { replicationFactor: 3, balancedPartitions: 6, retentionMs: 600000 },
 			consumer: { sessionTimeout: 6000, rebalanceTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 50 },
 		});
@@ -86,6 +88,7 @@ describe("kafkaOptionsFromEnv", () => {
 		expect(() => kafkaOptionsFromEnv(url, { KAFKA_BALANCED_PARTITIONS: "0" })).toThrow(/KAFKA_BALANCED_PARTITIONS/);
 		expect(() => kafkaOptionsFromEnv(url, { KAFKA_TOPIC_RETENTION_MS: "1.5" })).toThrow(/KAFKA_TOPIC_RETENTION_MS/);
 		expect(() => kafkaOptionsFromEnv(url, { KAFKA_FETCH_MAX_WAIT_MS: "-1" })).toThrow(/KAFKA_FETCH_MAX_WAIT_MS/);
+		expect(() => kafkaOptionsFromEnv(url, { KAFKA_DISCONNECT_TIMEOUT_MS: "10" })).toThrow(/KAFKA_DISCONNECT_TIMEOUT_MS/);
 		// kafkajs needs heartbeats well inside the session timeout.
 		expect(() => kafkaOptionsFromEnv(url, { KAFKA_SESSION_TIMEOUT_MS: "3000", KAFKA_HEARTBEAT_INTERVAL_MS: "2000" })).toThrow(/KAFKA_HEARTBEAT_INTERVAL_MS/);
 	});
