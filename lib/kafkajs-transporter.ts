@@ -139,11 +139,14 @@ export function isKafkaConnectionError(err: unknown): boolean {
 	return false;
 }
 
-/** Settles like `p`, or rejects after `ms` (`p` goes on; its outcome is ignored). */
+/** What `within` rejects with when the time is up. */
+class TimeUp extends Error {}
+
+/** Settles like `p`, or rejects with TimeUp after `ms` (`p` goes on; its outcome is ignored). */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 	let timer: NodeJS.Timeout | undefined;
 	const timeout = new Promise<never>((_, reject) => {
-		timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+		timer = setTimeout(() => reject(new TimeUp(`${what} took longer than ${ms} ms`)), ms);
 	});
 	return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
@@ -806,15 +809,16 @@ export class KafkaJsTransporter extends Transporters.Base {
 			await (this.stopping ? within(sending, this.options.disconnectTimeout, `Kafka: sending ${cmd ?? "a"} packet while stopping`) : sending);
 		} catch (err) {
 			const message = (err as Error).message;
-			const connection = isKafkaConnectionError(err);
-			// Not sent while stopping within the bound: taken as unreachable, so DISCONNECT is not tried.
-			if (this.stopping && !connection) this.outage(message);
+			const timeUp = err instanceof TimeUp;
+			const connection = timeUp || isKafkaConnectionError(err);
+			// Not sent within the bound while stopping: taken as unreachable, so DISCONNECT is not tried.
+			if (timeUp) this.outage(message);
 			const line = `Kafka publish of ${cmd ?? "a packet"} to ${topic} failed:`;
 			if ((connection && this.trouble(message)) || this.outageSince !== null) this.logger.debug(line, message);
 			else this.logger.error(line, message);
 			this.broker.broadcastLocal("$transporter.error", { error: err, module: "transporter", type: ERROR_TYPES.publisher });
 			// A bookkeeping packet that did not reach the cluster is dropped, not thrown (transit logs each with its stack).
-			if (bookkeeping && (connection || this.stopping)) return;
+			if (bookkeeping && connection) return;
 			throw err;
 		}
 	}

@@ -84,7 +84,6 @@ describeKafka("a node over Kafka stopping on SIGTERM", () => {
 		await Promise.race([exited, new Promise(r => (timer = setTimeout(r, 2 * GRACE_MS + 30_000)))]);
 		const ms = Date.now() - t0;
 		clearTimeout(timer);
-		console.log(`SIGTERM to exit: ${ms} ms, code ${p.child.exitCode}; WARN/ERROR lines:\n${warnings().join("\n")}`);
 		return { ms, code: p.child.exitCode };
 	}
 
