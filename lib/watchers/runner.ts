@@ -66,7 +66,7 @@ export interface RunnerDeps {
 	owner: string;
 	/** Lag and head gauges (metrics), when enabled. */
 	onProgress?: (p: { head: number; cursor: number; lag: number }) => void;
-	/** This process took the network's lease (every node then reads again which networks are watched: lib/watchers/watched.ts). */
+	/** This process took the network's lease, or started the network's cursor (every node then reads again which networks are watched: lib/watchers/watched.ts). */
 	onLead?: () => void;
 	/** This process no longer leads the network (lease lost, or stopped): its gauges go, so only the leader's remain. */
 	onStandby?: () => void;
@@ -331,6 +331,8 @@ export class NetworkWatcher {
 			if (!base) return false;
 			await commitRange(sequelize, models, lease, { number: base.number, hash: base.hash, recent: [[base.number, base.hash]] }, [], this.deps.now());
 			logger.info(`Watcher: network ${network.slug} starts after block ${base.number}`);
+			// Only now is the network watched (lib/watchers/watched.ts: a lease on a started cursor): say so at once.
+			this.deps.onLead?.();
 			return true;
 		}
 

@@ -11,6 +11,13 @@
  * Longer than that, nobody follows the network: a live payer must not be sent there. A network
  * never followed has no lease at all (no `chain_cursors` row, or a lease never taken).
  *
+ * A lease alone is not enough: the network's cursor must have started (a block number stored by
+ * its first leader's first step, lib/watchers/runner.ts). Until then no block of the network is
+ * known to be read, and a leader that died before storing one would leave its successor starting
+ * at its own, later head: a checkout opened in between (or in the grace period after that death)
+ * could be paid in a block nobody reads. Once the cursor has started, every later leader reads on
+ * from it.
+ *
  * Read-only use of the watchers' table by the networks service, declared here (like
  * lib/payments/store.ts declares the payments tables' sharing).
  */
@@ -38,7 +45,8 @@ export function leaseWatches(leaseUntil: Date | string | null, nowMs: number, gr
 /** Ids of the networks a watcher follows now (wall clock: leases are about process liveness). One small indexed read. */
 export async function watchedNetworkIds(models: Models, nowMs: number, graceMs = WATCHED_GRACE_MS): Promise<Set<string>> {
 	// Sweepers keep their leases in the same table, on rows of their own (chainType "sweep"): not a watcher.
-	const rows = await models.ChainCursor.findAll({ where: { chainType: { [Op.ne]: "sweep" }, leaseUntil: { [Op.gte]: new Date(nowMs - graceMs) } }, attributes: ["networkId", "leaseUntil"] });
+	// A cursor never started (blockNumber null) does not count: see above.
+	const rows = await models.ChainCursor.findAll({ where: { chainType: { [Op.ne]: "sweep" }, blockNumber: { [Op.ne]: null }, leaseUntil: { [Op.gte]: new Date(nowMs - graceMs) } }, attributes: ["networkId", "leaseUntil"] });
 	return new Set(rows.filter(r => leaseWatches(r.leaseUntil, nowMs, graceMs)).map(r => r.networkId));
 }
 

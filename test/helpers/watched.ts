@@ -4,7 +4,8 @@
  * links, webhooks, dashboards ...) make a network watched with `watchNetwork`: it does what a
  * starting watcher does (lib/watchers/runner.ts `tryLead`, mixins/watcher.mixin.ts `onLead`):
  * the network's `chain_cursors` row (ensureCursor), the lease taken by an owner of its own
- * (acquireLease, wall clock), and the WATCHER_LEADS_EVENT broadcast. Instead of renewing every
+ * (acquireLease, wall clock), a started cursor (its first step's), and the WATCHER_LEADS_EVENT
+ * broadcast. Instead of renewing every
  * third of WATCHER_LEASE_MS it takes one long lease (an hour by default), so the network stays
  * watched for the test; nothing reads the chain, so no payment is ever detected on it. Tests of
  * detection run a real watcher on anvil / litecoind instead (test/services/watcher-*.test.ts).
@@ -34,6 +35,9 @@ export async function watchNetworks(target: { broker: ServiceBroker }, slugs: st
 		await ensureCursor(models, networkId, network.chainType, clock.now());
 		const lease = await acquireLease(models, networkId, owner, leaseMs, Date.now());
 		if (!lease) throw new Error(`watchNetworks: the lease on ${slug} is held by another watcher`);
+		// A watcher's first step starts the cursor; only then is the network watched. Nothing reads
+		// these networks' chains in such tests, so a started cursor with no real block will do.
+		await models.ChainCursor.update({ blockNumber: 0, blockHash: "test:no-chain-read", recentBlocks: [] }, { where: { networkId, blockNumber: null } });
 		await target.broker.broadcast(WATCHER_LEADS_EVENT, { networkId, chainType: network.chainType });
 		out.push({ lease, release: () => releaseLease(models, lease, Date.now()) });
 	}
