@@ -11,8 +11,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { JsonRpcProvider, Network, NonceManager, Wallet, getAddress } from "ethers";
-import { deployContract } from "../lib/chains/evm-contracts";
-import { createEvmSource } from "../lib/chains/evm-source";
+import { deployContract } from "../lib/chains/evm/contracts";
+import { createEvmSource } from "../lib/chains/evm/source";
 import { anvilPrivateKeys, freePort, spawnAnvil } from "../lib/dev/anvil";
 import { envInt, runMain } from "./common";
 

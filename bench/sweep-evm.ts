@@ -1,6 +1,6 @@
 /**
  * `npm run bench` case `sweep-evm` (docs/benchmarks.md): the EVM sweep of ERC-20 deposit
- * addresses in EIP-7702 batches (lib/chains/evm-sweep.ts) against a real anvil node, everything on
+ * addresses in EIP-7702 batches (lib/chains/evm/sweep.ts) against a real anvil node, everything on
  * 127.0.0.1. No database: this measures the chain side only (the sweeper service's records and
  * locks come on top).
  *
@@ -24,10 +24,10 @@ import os from "node:os";
 import path from "node:path";
 import { Contract, JsonRpcProvider, Network, Wallet, getAddress } from "ethers";
 import { anvilPrivateKeys, spawnAnvil } from "../lib/dev/anvil";
-import { deployContract } from "../lib/chains/evm-contracts";
+import { deployContract } from "../lib/chains/evm/contracts";
 import {
 	authorizationNoncesFor, broadcast, deploySweepContracts, estimateBatchGas, signBatchTokenSweep, suggestFees, type BatchDeposit,
-} from "../lib/chains/evm-sweep";
+} from "../lib/chains/evm/sweep";
 import { envInt, freePort, makeLog, runMain, settingsOrExit, sleep } from "./common";
 
 const SETTINGS = settingsOrExit("sweep-evm", () => ({

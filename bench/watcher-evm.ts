@@ -38,7 +38,7 @@ import { loadConfig } from "../lib/config";
 import { createNode } from "../lib/node";
 import { appOf } from "../lib/app";
 import { anvilPrivateKeys, spawnAnvil } from "../lib/dev/anvil";
-import { contractArtifacts, deployContract } from "../lib/chains/evm-contracts";
+import { contractArtifacts, deployContract } from "../lib/chains/evm/contracts";
 import { networkIdFor, tokenIdFor } from "../lib/networks/catalogue";
 import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 import { formatSummary, summarizeProfile, CpuProfile } from "./cpu-profile";

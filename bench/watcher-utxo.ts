@@ -1,7 +1,7 @@
 /**
  * watcher-utxo: the UTXO source's matching cost. Synthetic `getblock <hash> 2` answers (the
  * shape litecoind/bitcoind print, compact JSON) of UTXO_BENCH_OUTPUTS outputs (default 2,000,
- * P2WPKH, 2 outputs a transaction) are parsed exactly (values quoted, lib/chains/utxo-source.ts)
+ * P2WPKH, 2 outputs a transaction) are parsed exactly (values quoted, lib/chains/utxo/source.ts)
  * and matched against UTXO_BENCH_ADDRESSES watched deposit addresses (default 100,000; 100 of
  * the outputs pay one of them). Reports the one-off script index build, then outputs per second
  * of parse + match per block (target ≥ 10,000/s). No node needed: the RPC round trip is not in it.
@@ -10,8 +10,8 @@
  */
 import crypto from "node:crypto";
 import { payments } from "bitcoinjs-lib";
-import { bitcoinjsNetwork } from "../lib/chains/bitcoin";
-import { createUtxoSource, parseRpcReply, type RawBlock } from "../lib/chains/utxo-source";
+import { bitcoinjsNetwork } from "../lib/chains/utxo/codec";
+import { createUtxoSource, parseRpcReply, type RawBlock } from "../lib/chains/utxo/source";
 import { envInt, runMain } from "./common";
 
 const ADDRESSES = envInt("UTXO_BENCH_ADDRESSES", 100_000, 1);

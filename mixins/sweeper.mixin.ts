@@ -19,7 +19,7 @@ import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
 import { readNetworkCatalogue } from "../lib/watchers/catalogue";
 import { acquireLease, ensureCursor, Lease, LeaseLostError, releaseLease, renewLease } from "../lib/watchers/store";
-import type { SweepNetwork } from "../lib/sweeps/runner";
+import type { SweepNetwork } from "../lib/sweeps/ports";
 import type { SweeperReadiness } from "../lib/watchers/readiness";
 import type { WatchableNetwork } from "../services/networks.service";
 

@@ -6,13 +6,13 @@
  * the sweeper mixin's.
  */
 import type { ServiceSchema } from "moleculer";
-import { bitcoinjsNetwork, bitcoinNetworkName } from "../lib/chains/bitcoin";
+import { bitcoinjsNetwork, bitcoinNetworkName } from "../lib/chains/utxo/codec";
 import { chainParamsFor, codecFor } from "../lib/chains";
-import { DEFAULT_DUST_RELAY_FEE_SAT_PER_KVB, LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB } from "../lib/chains/utxo-sweep";
+import { DEFAULT_DUST_RELAY_FEE_SAT_PER_KVB, LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB } from "../lib/chains/utxo/sweep";
 import { withdrawalKeyFor } from "../lib/chains/withdrawal-keys";
 import { hdSeed } from "../lib/payments/store";
-import { createUtxoRpc } from "../lib/sweeps/utxo-rpc";
-import { UtxoSweepRunner } from "../lib/sweeps/utxo-runner";
+import { createUtxoRpc } from "../lib/chains/utxo/rpc";
+import { UtxoSweepRunner } from "../lib/chains/utxo/sweep-runner";
 import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
 import { sweeperPorts } from "./sweeper-evm.service";
 

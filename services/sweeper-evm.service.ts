@@ -9,10 +9,11 @@
 import type { Service, ServiceSchema } from "moleculer";
 import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor } from "../lib/chains";
-import { createEvmProvider } from "../lib/chains/evm-rpc";
+import { createEvmProvider } from "../lib/chains/evm/rpc";
 import { hdSeed } from "../lib/payments/store";
 import { eip7702For, sweepContractsFor } from "../lib/sweeps/config";
-import { SweepRunner, SweeperPorts } from "../lib/sweeps/runner";
+import { SweepRunner } from "../lib/chains/evm/sweep-runner";
+import type { SweeperPorts } from "../lib/sweeps/ports";
 import { createHttpBridgeProvider } from "../lib/withdrawals/bridge-provider";
 import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
 
@@ -39,7 +40,7 @@ const SweeperEvmService: ServiceSchema = {
 			chainType: "evm",
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
-				// Credentials in the URL become a header; errors leave it scrubbed of the URL's secrets (lib/chains/evm-rpc.ts).
+				// Credentials in the URL become a header; errors leave it scrubbed of the URL's secrets (lib/chains/evm/rpc.ts).
 				// A short per-call timeout (ethers waits 5 minutes by default): a stalled node fails the call,
 				// it does not hold the step (and its lease) for minutes.
 				const provider = createEvmProvider(rpcUrl, { chainId: network.chainId, timeoutMs: config.sweeper.rpcTimeoutMs });

@@ -10,14 +10,14 @@ export { chainParamsFor, type NetworkLike } from "./params";
 export type { BitcoinNetworkName, ChainCodec, ChainNetworkParams, ChainType, DerivedAddress, MoveVariant } from "./types";
 
 const loaders: Record<ChainType, () => ChainCodec> = {
-	evm: () => (require("./evm") as typeof import("./evm")).evmCodec,
-	solana: () => (require("./solana") as typeof import("./solana")).solanaCodec,
-	bitcoin: () => (require("./bitcoin") as typeof import("./bitcoin")).bitcoinCodec,
-	tron: () => (require("./tron") as typeof import("./tron")).tronCodec,
-	cosmos: () => (require("./cosmos") as typeof import("./cosmos")).cosmosCodec,
-	polkadot: () => (require("./polkadot") as typeof import("./polkadot")).polkadotCodec,
-	move: () => (require("./move") as typeof import("./move")).moveCodec,
-	ton: () => (require("./ton") as typeof import("./ton")).tonCodec,
+	evm: () => (require("./evm/codec") as typeof import("./evm/codec")).evmCodec,
+	solana: () => (require("./solana/codec") as typeof import("./solana/codec")).solanaCodec,
+	bitcoin: () => (require("./utxo/codec") as typeof import("./utxo/codec")).bitcoinCodec,
+	tron: () => (require("./tron/codec") as typeof import("./tron/codec")).tronCodec,
+	cosmos: () => (require("./cosmos/codec") as typeof import("./cosmos/codec")).cosmosCodec,
+	polkadot: () => (require("./polkadot/codec") as typeof import("./polkadot/codec")).polkadotCodec,
+	move: () => (require("./move/codec") as typeof import("./move/codec")).moveCodec,
+	ton: () => (require("./ton/codec") as typeof import("./ton/codec")).tonCodec,
 };
 
 const loaded = new Map<ChainType, ChainCodec>();

@@ -1,7 +1,7 @@
 /**
  * The chain-source contract every chain type implements for its watcher: the chain head, a
  * block's hash and parent hash (reorg checks), and the transfers to a set of deposit addresses in
- * a block range. One module per chain type (`evm-source.ts`, later `bitcoin-source.ts`, ...);
+ * a block range. One module per chain type (`evm/source.ts`, `utxo/source.ts`, ...; lib/chains/README.md);
  * the watcher mixin (mixins/watcher.mixin.ts) holds everything that is not chain-specific.
  *
  * Amounts are base units as decimal strings (never JS numbers). Addresses are in the canonical

@@ -12,7 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Contract, JsonRpcProvider, Network, NonceManager, Wallet, formatUnits, parseUnits } from "ethers";
 import { readDotEnv } from "../config";
-import { contractArtifacts, deployContract } from "../chains/evm-contracts";
+import { contractArtifacts, deployContract } from "../chains/evm/contracts";
 import { anvilPrivateKeys, portIsFree, spawnAnvil } from "./anvil";
 import { parseCliArgs, parsePort } from "../cli-args";
 import { updateEnvFile } from "./env-file";

@@ -1,6 +1,6 @@
 /** The arguments of `npm run pay -- [--rpc-url <url>] <deposit address> <amount> [ETH|USDC]`, checked (pure). */
 import { getAddress, parseUnits } from "ethers";
-import { evmCodec } from "../chains/evm";
+import { evmCodec } from "../chains/evm/codec";
 import type { EnvVars } from "../env";
 import { parseCliArgs, parseHttpUrl } from "../cli-args";
 

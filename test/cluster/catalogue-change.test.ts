@@ -24,7 +24,7 @@
  * MySQL only: several processes on one SQLite file is not a supported deployment.
  */
 import { Contract, parseUnits, Wallet } from "ethers";
-import { deploySweepContracts } from "../../lib/chains/evm-sweep";
+import { deploySweepContracts } from "../../lib/chains/evm/sweep";
 import { systemClock } from "../../lib/clock";
 import { money } from "../../lib/money";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { Contract, JsonRpcProvider, Network, NonceManager, Wallet, parseUnits, type Subscriber, type Subscription } from "ethers";
-import { deployContract } from "../../lib/chains/evm-contracts";
+import { deployContract } from "../../lib/chains/evm/contracts";
 import { anvilPrivateKeys, freePort, spawnAnvil } from "../../lib/dev/anvil";
 
 export { freePort };

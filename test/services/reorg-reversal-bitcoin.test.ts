@@ -4,7 +4,7 @@
  * the next are invalidated and replaced by blocks without it (`invalidateblock` + `generateblock`).
  * The payment goes back to the mempool; mined again, it is credited again.
  */
-import { parseRpcReply, satoshis } from "../../lib/chains/utxo-source";
+import { parseRpcReply, satoshis } from "../../lib/chains/utxo/source";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { reversalsCommand } from "../../lib/support/commands";
 import { verifyWebhookSignature } from "../../lib/webhooks/signature";

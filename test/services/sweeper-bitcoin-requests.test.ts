@@ -72,7 +72,7 @@ describe("UTXO sweeper: withdrawal requests on a real litecoind -regtest", () =>
 		const to = (o: (typeof tx.vout)[number]) => o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0];
 		expect(tx.vin).toHaveLength(2); // neither checkout covers 0.4 alone: both, in one transaction
 		expect(tx.vout.map(to)).toEqual([payee, merchantAddress]);
-		// The request completes just before its sweep is closed (lib/sweeps/utxo-runner.ts confirmRequest): wait for both.
+		// The request completes just before its sweep is closed (lib/chains/utxo/sweep-runner.ts confirmRequest): wait for both.
 		await until("the request completed and its sweep confirmed", async () => {
 			await ltc.mine(1);
 			const request = await node.app.models.WithdrawalRequest.findByPk(made.body.id);

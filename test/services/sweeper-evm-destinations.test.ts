@@ -12,8 +12,8 @@
  */
 import { Op } from "sequelize";
 import { Contract, formatEther, formatUnits, parseEther, parseUnits, Wallet } from "ethers";
-import { deployContract } from "../../lib/chains/evm-contracts";
-import { deploySweepContracts } from "../../lib/chains/evm-sweep";
+import { deployContract } from "../../lib/chains/evm/contracts";
+import { deploySweepContracts } from "../../lib/chains/evm/sweep";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { money } from "../../lib/money";
 import { freePort, startAnvil, Anvil } from "../helpers/anvil";

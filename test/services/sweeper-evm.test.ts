@@ -6,7 +6,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Contract, formatUnits, parseEther, parseUnits, Wallet } from "ethers";
-import { deploySweepContracts } from "../../lib/chains/evm-sweep";
+import { deploySweepContracts } from "../../lib/chains/evm/sweep";
 import { v5 as uuidv5 } from "uuid";
 import { CATALOGUE_NAMESPACE, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { acquireLease } from "../../lib/watchers/store";

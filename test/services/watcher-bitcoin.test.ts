@@ -3,7 +3,7 @@
  * payments services, webhooks and the UTXO watcher (watcher-bitcoin) on the `litecoin-regtest`
  * network. Blocks are mined by hand so the test controls confirmations and reorgs.
  */
-import { parseRpcReply, satoshis } from "../../lib/chains/utxo-source";
+import { parseRpcReply, satoshis } from "../../lib/chains/utxo/source";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startLitecoind, type Litecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";

@@ -4,7 +4,7 @@
  * by hand (automine off) so the test controls confirmations and reorgs.
  */
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
-import { deployContract } from "../../lib/chains/evm-contracts";
+import { deployContract } from "../../lib/chains/evm/contracts";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { Op } from "sequelize";
 import { availableServices, loadServiceSchema } from "../../lib/node";

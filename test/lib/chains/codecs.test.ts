@@ -10,7 +10,7 @@ import * as ecc from "tiny-secp256k1";
 import { utils as tronUtils } from "tronweb";
 import { CHAIN_TYPES, chainParamsFor, codecFor, isChainType, type ChainNetworkParams, type ChainType } from "../../../lib/chains";
 import { CATALOGUE } from "../../../lib/networks/catalogue";
-import { moveAddressOf } from "../../../lib/chains/move";
+import { moveAddressOf } from "../../../lib/chains/move/codec";
 import { seedFromMnemonic } from "../../../lib/chains/seed";
 import { ABANDON_SEED, MAINNET, TESTNET } from "./fixtures";
 

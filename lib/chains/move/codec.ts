@@ -8,8 +8,8 @@
  */
 import { blake2b } from "@noble/hashes/blake2.js";
 import { sha3_256 } from "@noble/hashes/sha3.js";
-import { assertIndex, assertSeed, cleanAddressInput, ed25519Slip10, toHex } from "./hd";
-import type { ChainCodec, ChainNetworkParams, MoveVariant } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, ed25519Slip10, toHex } from "../hd";
+import type { ChainCodec, ChainNetworkParams, MoveVariant } from "../types";
 
 const ADDRESS_RE = /^0x[0-9a-fA-F]{64}$/;
 const ED25519_SCHEME = 0x00;

@@ -6,15 +6,15 @@
 import crypto from "node:crypto";
 import { inspect } from "node:util";
 import { Contract, getAddress, parseEther, parseUnits, type TransactionReceipt } from "ethers";
-import { deployContract } from "../../../lib/chains/evm-contracts";
-import { evmCodec } from "../../../lib/chains/evm";
+import { deployContract } from "../../../../lib/chains/evm/contracts";
+import { evmCodec } from "../../../../lib/chains/evm/codec";
 import {
 	BlockUnavailableError, ChainMismatchError, RpcError, RpcUnavailableError, classifyRpcFailure, createEvmSource, type EvmSource, type EvmSourceOptions,
-} from "../../../lib/chains/evm-source";
-import { NATIVE_INDEX_OFFSET, type ChainTransfer, type WatchedToken } from "../../../lib/chains/source";
-import { startAnvil, type Anvil } from "../../helpers/anvil";
-import { startRpcProxy, type RpcProxy } from "../../helpers/rpc-proxy";
-import { ABANDON_SEED, TESTNET } from "./fixtures";
+} from "../../../../lib/chains/evm/source";
+import { NATIVE_INDEX_OFFSET, type ChainTransfer, type WatchedToken } from "../../../../lib/chains/source";
+import { startAnvil, type Anvil } from "../../../helpers/anvil";
+import { startRpcProxy, type RpcProxy } from "../../../helpers/rpc-proxy";
+import { ABANDON_SEED, TESTNET } from "../fixtures";
 
 /** Nothing here depends on the backend: run once (sqlite project), not twice. */
 const describeChain = process.env.TEST_BACKEND === "mysql" ? describe.skip : describe;

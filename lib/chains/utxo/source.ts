@@ -29,9 +29,9 @@
  */
 import { backOff } from "exponential-backoff";
 import { address as btcAddress, type Network } from "bitcoinjs-lib";
-import { BlockUnavailableError, RpcError, RpcUnavailableError } from "./evm-source";
-import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "./source";
-import { rpcCredentials } from "../watchers/config";
+import { BlockUnavailableError, RpcError, RpcUnavailableError } from "../evm/source";
+import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../source";
+import { rpcCredentials } from "../../watchers/config";
 
 export interface UtxoSourceLogger {
 	warn(...args: unknown[]): void;
@@ -41,7 +41,7 @@ export interface UtxoSourceLogger {
 export interface UtxoSourceOptions {
 	networkId: string;
 	rpcUrl: string;
-	/** bitcoinjs-lib parameters of the network (lib/chains/bitcoin.ts bitcoinjsNetwork). */
+	/** bitcoinjs-lib parameters of the network (lib/chains/utxo/codec.ts bitcoinjsNetwork). */
 	network: Network;
 	/** Total time of one HTTP request. Default 15,000 ms. */
 	timeoutMs?: number;

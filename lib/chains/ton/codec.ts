@@ -11,8 +11,8 @@
 import { Address } from "@ton/core";
 import { deriveEd25519Path, keyPairFromSeed } from "@ton/crypto";
 import { WalletContractV4 } from "@ton/ton";
-import { assertIndex, assertSeed, cleanAddressInput, toHex } from "./hd";
-import type { ChainCodec } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, toHex } from "../hd";
+import type { ChainCodec } from "../types";
 
 const RAW_RE = /^(0|-1):[0-9a-fA-F]{64}$/;
 const BASECHAIN = 0;

@@ -4,8 +4,8 @@
  * (parseRpcReply), transient failures are retried with backoff and jitter (exponential-backoff).
  */
 import { backOff } from "exponential-backoff";
-import { parseRpcReply } from "../chains/utxo-source";
-import { rpcCredentials } from "../watchers/config";
+import { parseRpcReply } from "./source";
+import { rpcCredentials } from "../../watchers/config";
 
 export type UtxoRpcCall = <T = unknown>(method: string, params?: unknown[]) => Promise<T>;
 

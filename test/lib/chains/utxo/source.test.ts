@@ -1,10 +1,10 @@
 /** The UTXO chain source: exact amounts (pure) and every call against a real litecoind -regtest. */
-import { codecFor } from "../../../lib/chains";
-import { bitcoinjsNetwork } from "../../../lib/chains/bitcoin";
-import { createUtxoSource, parseRpcReply, quoteValues, satoshis, ScriptIndex, type UtxoSource } from "../../../lib/chains/utxo-source";
-import { freePort } from "../../helpers/anvil";
-import { startLitecoind, type Litecoind } from "../../helpers/litecoind";
-import { ABANDON_SEED } from "./fixtures";
+import { codecFor } from "../../../../lib/chains";
+import { bitcoinjsNetwork } from "../../../../lib/chains/utxo/codec";
+import { createUtxoSource, parseRpcReply, quoteValues, satoshis, ScriptIndex, type UtxoSource } from "../../../../lib/chains/utxo/source";
+import { freePort } from "../../../helpers/anvil";
+import { startLitecoind, type Litecoind } from "../../../helpers/litecoind";
+import { ABANDON_SEED } from "../fixtures";
 
 const RLTC = { isTestnet: true, bitcoinNetwork: "litecoin-regtest" } as const;
 const NETWORK = bitcoinjsNetwork(RLTC);

@@ -19,7 +19,7 @@
 import {
 	Interface, Transaction, Wallet, getAddress, hexlify, toQuantity, type ContractRunner, type JsonRpcApiProvider, type TransactionReceipt,
 } from "ethers";
-import { contractArtifacts, deployContract } from "./evm-contracts";
+import { contractArtifacts, deployContract } from "./contracts";
 
 export interface Fees {
 	maxFeePerGas: bigint;

@@ -13,14 +13,14 @@
  * the repository with its dev dependencies (solc compiles the contracts), not the runtime image.
  */
 import { ContractFactory, Wallet, formatEther, formatUnits, getCreateAddress, type JsonRpcProvider, type TransactionReceipt } from "ethers";
-import { parseCliArgs, parseHttpUrl } from "../cli-args";
-import { readDotEnv } from "../config";
-import { contractArtifacts, type ContractName } from "../chains/evm-contracts";
-import { createEvmProvider } from "../chains/evm-rpc";
-import { CATALOGUE, type CatalogueNetwork } from "../networks/catalogue";
-import type { EnvVars } from "../env";
-import { envSlug, redactUrl, redactUrlsIn } from "../watchers/config";
-import { sweeperKeyFromEnv } from "./config";
+import { parseCliArgs, parseHttpUrl } from "../../cli-args";
+import { readDotEnv } from "../../config";
+import { contractArtifacts, type ContractName } from "./contracts";
+import { createEvmProvider } from "./rpc";
+import { CATALOGUE, type CatalogueNetwork } from "../../networks/catalogue";
+import type { EnvVars } from "../../env";
+import { envSlug, redactUrl, redactUrlsIn } from "../../watchers/config";
+import { sweeperKeyFromEnv } from "../../sweeps/config";
 
 export const SWEEP_DEPLOY_USAGE = [
 	"Usage: npm run sweep:deploy -- --network <slug> [--rpc-url <url>] [--confirmations <n>] [--force]",

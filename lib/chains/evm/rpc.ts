@@ -1,6 +1,6 @@
 /**
  * The one way an EVM JSON-RPC provider is built for a configured RPC URL (`RPC_URL_<SLUG>`), by the
- * watcher (lib/chains/evm-source.ts) and the sweeper (services/sweeper-evm.service.ts) alike:
+ * watcher (lib/chains/evm/source.ts) and the sweeper (services/sweeper-evm.service.ts) alike:
  *
  * - credentials in the URL (`https://user:pass@host`) go into a Basic Authorization header: Node's
  *   fetch refuses a URL that carries them, so such a URL never read a block before;
@@ -15,7 +15,7 @@
  *   down), and responses decoded by the platform (see JsonRpcProviderFastJson).
  */
 import { FetchRequest, JsonRpcProvider, Network, makeError, type FetchGetUrlFunc, type JsonRpcPayload, type JsonRpcResult } from "ethers";
-import { rpcCredentials, scrubRpcText } from "../watchers/config";
+import { rpcCredentials, scrubRpcText } from "../../watchers/config";
 
 export interface EvmProviderOptions {
 	chainId: number | bigint;

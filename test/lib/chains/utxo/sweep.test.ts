@@ -7,16 +7,16 @@
 import { Block, Transaction, payments, type Network } from "bitcoinjs-lib";
 import Decimal from "decimal.js";
 import * as ecc from "tiny-secp256k1";
-import { bitcoinCodec } from "../../../lib/chains/bitcoin";
+import { bitcoinCodec } from "../../../../lib/chains/utxo/codec";
 import {
 	DEFAULT_DUST_RELAY_FEE_SAT_PER_KVB, LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB, SEQUENCE_RBF, SweepRefused, broadcastRaw, bumpFeeRate, buildSweepPsbt, dustThreshold, estimateSweepVsize, feeFor,
 	feeRateFromEstimate, toSatPerKvB, type SweepInput,
-} from "../../../lib/chains/utxo-sweep";
-import { bitcoinjsNetwork } from "../../../lib/chains/bitcoin";
-import { startLitecoind, type Litecoind } from "../../helpers/litecoind";
-import { ABANDON_SEED } from "./fixtures";
+} from "../../../../lib/chains/utxo/sweep";
+import { bitcoinjsNetwork } from "../../../../lib/chains/utxo/codec";
+import { startLitecoind, type Litecoind } from "../../../helpers/litecoind";
+import { ABANDON_SEED } from "../fixtures";
 
-/** Litecoin regtest address parameters, as the gateway's codec has them (lib/chains/bitcoin.ts). */
+/** Litecoin regtest address parameters, as the gateway's codec has them (lib/chains/utxo/codec.ts). */
 const LITECOIN_REGTEST: Network = bitcoinjsNetwork({ isTestnet: true, bitcoinNetwork: "litecoin-regtest" });
 const REGTEST_PARAMS = { isTestnet: true, bitcoinNetwork: "regtest" } as const;
 

@@ -4,8 +4,8 @@
  * the cluster.
  */
 import { Keypair, PublicKey } from "@solana/web3.js";
-import { assertIndex, assertSeed, cleanAddressInput, ed25519Slip10, toHex } from "./hd";
-import type { ChainCodec } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, ed25519Slip10, toHex } from "../hd";
+import type { ChainCodec } from "../types";
 
 function derivationPath(index: number): string {
 	assertIndex(index);

@@ -6,8 +6,8 @@
 import { rawSecp256k1PubkeyToRawAddress } from "@cosmjs/amino";
 import { Secp256k1, Slip10, Slip10Curve, stringToPath } from "@cosmjs/crypto";
 import { fromBech32, toBech32 } from "@cosmjs/encoding";
-import { assertIndex, assertSeed, cleanAddressInput, toHex } from "./hd";
-import type { ChainCodec, ChainNetworkParams } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, toHex } from "../hd";
+import type { ChainCodec, ChainNetworkParams } from "../types";
 
 export const DEFAULT_BECH32_PREFIX = "cosmos";
 const PREFIX_RE = /^[a-z][a-z0-9]{0,31}$/;

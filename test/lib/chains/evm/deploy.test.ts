@@ -1,5 +1,5 @@
 /**
- * `npm run sweep:deploy` (lib/sweeps/deploy.ts): the arguments, then real anvil nodes: deploys
+ * `npm run sweep:deploy` (lib/chains/evm/deploy.ts): the arguments, then real anvil nodes: deploys
  * both contracts from the sweeper wallet and checks them, waits for the confirmations asked,
  * deploys nothing when the configured ones are this wallet's, and refuses before sending
  * anything on an unreachable node, the wrong chain, a chain the catalogue lacks, or an empty
@@ -11,9 +11,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Contract, Wallet, parseEther } from "ethers";
-import { contractArtifacts } from "../../../lib/chains/evm-contracts";
-import { SWEEP_DEPLOY_USAGE, parseSweepDeployArgs, runSweepDeploy, type SweepDeployRequest } from "../../../lib/sweeps/deploy";
-import { Anvil, freePort, startAnvil } from "../../helpers/anvil";
+import { contractArtifacts } from "../../../../lib/chains/evm/contracts";
+import { SWEEP_DEPLOY_USAGE, parseSweepDeployArgs, runSweepDeploy, type SweepDeployRequest } from "../../../../lib/chains/evm/deploy";
+import { Anvil, freePort, startAnvil } from "../../../helpers/anvil";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
@@ -183,7 +183,7 @@ describe("runSweepDeploy on anvil", () => {
 		const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-sweep-deploy-"));
 		const run = (args: string[], env: Record<string, string>) =>
 			new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-				const child = spawn(process.execPath, ["-r", path.join(ROOT, "test/helpers/ts-register.js"), path.join(ROOT, "lib/sweeps/deploy.ts"), ...args], {
+				const child = spawn(process.execPath, ["-r", path.join(ROOT, "test/helpers/ts-register.js"), path.join(ROOT, "lib/chains/evm/deploy.ts"), ...args], {
 					cwd,
 					env: { PATH: process.env.PATH ?? "", ...env },
 					stdio: ["ignore", "pipe", "pipe"],

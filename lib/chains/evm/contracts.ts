@@ -1,8 +1,8 @@
 /**
- * The Solidity contracts (sources in `evm-contracts/`): for the local development chain and the EVM
+ * The Solidity contracts (sources in `contracts/` beside this module): for the local development chain and the EVM
  * tests, TestToken (an ERC-20 with 6 decimals, `mint`, `batchTransfer`) and Forwarder (sends ETH by
  * internal calls, so a payment arrives with no log and no top-level transaction); for the EVM
- * sweeper (lib/chains/evm-sweep.ts), SweepDelegate (the EIP-7702 delegate of deposit addresses) and
+ * sweeper (lib/chains/evm/sweep.ts), SweepDelegate (the EIP-7702 delegate of deposit addresses) and
  * SweepBatcher (the sweeper wallet's batch entry point); for the sweeper's tests, StoringReceiver (a
  * destination whose receive() needs more than 21,000 gas, like a Safe), RevertingReceiver (one that
  * refuses every payment) and RestrictedToken (TestToken with a blacklist, like USDC's).
@@ -32,10 +32,10 @@ export type ContractArtifacts = Record<ContractName, ContractArtifact>;
 
 /** The sources sit beside this module in the repository; `dist/` builds read them from there too. */
 export function contractsDir(): string {
-	for (const dir of [path.join(__dirname, "evm-contracts"), path.resolve(__dirname, "../../../lib/chains/evm-contracts")]) {
+	for (const dir of [path.join(__dirname, "contracts"), path.resolve(__dirname, "../../../../lib/chains/evm/contracts")]) {
 		if (fs.existsSync(path.join(dir, "TestToken.sol"))) return dir;
 	}
-	throw new Error("evm-contracts: Solidity sources not found next to lib/chains/evm-contracts.ts");
+	throw new Error("evm contracts: Solidity sources not found in lib/chains/evm/contracts/");
 }
 
 function readSources(): Record<string, string> {

@@ -6,16 +6,16 @@
  */
 import crypto from "node:crypto";
 import { Contract, Wallet, computeAddress, getAddress, hexlify, parseEther, parseUnits, type TransactionReceipt } from "ethers";
-import { anvilPrivateKeys } from "../../../lib/dev/anvil";
-import { deployContract } from "../../../lib/chains/evm-contracts";
-import { evmCodec } from "../../../lib/chains/evm";
+import { anvilPrivateKeys } from "../../../../lib/dev/anvil";
+import { deployContract } from "../../../../lib/chains/evm/contracts";
+import { evmCodec } from "../../../../lib/chains/evm/codec";
 import {
 	NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS_LIMIT, authorizationNonceFor, authorizationNoncesFor, batchGasLimit, broadcast, bumpFees, delegationOf, deploySweepContracts,
 	estimateBatchGas, estimateNativeGas, feesFrom, gasLimitOf, isRevert, gasTopUpAmount, isDelegatedTo, nativeSweepValue, replacementFees, signBatchTokenSweep, signGasTopUp, signNativeSweep,
 	signTokenTransfer, suggestFees, sweepBatcherInterface, sweepDelegateInterface, sweptAmounts, type BatchDeposit, type Fees,
-} from "../../../lib/chains/evm-sweep";
-import { startAnvil, type Anvil } from "../../helpers/anvil";
-import { ABANDON_SEED, TESTNET } from "./fixtures";
+} from "../../../../lib/chains/evm/sweep";
+import { startAnvil, type Anvil } from "../../../helpers/anvil";
+import { ABANDON_SEED, TESTNET } from "../fixtures";
 
 const GWEI = 1_000_000_000n;
 

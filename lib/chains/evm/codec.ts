@@ -3,8 +3,8 @@
  * checksums from ethers v6. Addresses do not encode the network: the same rules on every chain.
  */
 import { HDNodeWallet, ZeroAddress, getAddress } from "ethers";
-import { assertIndex, assertSeed, cleanAddressInput } from "./hd";
-import type { ChainCodec } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput } from "../hd";
+import type { ChainCodec } from "../types";
 
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 

@@ -13,8 +13,8 @@
  */
 import { address as btcAddress, initEccLib, networks, payments, type Network } from "bitcoinjs-lib";
 import * as ecc from "tiny-secp256k1";
-import { assertIndex, assertSeed, cleanAddressInput, secp256k1PrivateKey, toHex, bip32 } from "./hd";
-import type { BitcoinNetworkName, ChainCodec, ChainNetworkParams } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, secp256k1PrivateKey, toHex, bip32 } from "../hd";
+import type { BitcoinNetworkName, ChainCodec, ChainNetworkParams } from "../types";
 
 // Taproot (P2TR) encoding/decoding needs an ECC library; bitcoinjs keeps it globally.
 initEccLib(ecc);

@@ -2,7 +2,7 @@
  * The UTXO sweeper's loop for one Bitcoin-family network (docs/withdrawals.md "UTXO sweeper"):
  * settled checkouts' credited outputs that are still unspent are consolidated, per merchant and
  * destination, into ONE transaction with ONE output (no change is ever left at a deposit
- * address), RBF on, signed with deposit keys derived on demand (lib/chains/utxo-sweep.ts). The
+ * address), RBF on, signed with deposit keys derived on demand (lib/chains/utxo/sweep.ts). The
  * same records as the EVM sweeper (lib/sweeps/store.ts): planned -> signed (bytes recorded
  * before broadcast) -> broadcast -> confirmed / failed; a sweep stuck in the mempool is signed
  * again over the same inputs at a higher fee rate (a replacement: only one can be mined).
@@ -10,18 +10,18 @@
 import { address as btcAddress, Transaction as BtcTransaction } from "bitcoinjs-lib";
 import type { Network } from "bitcoinjs-lib";
 import { Op, type Sequelize } from "sequelize";
-import * as utxo from "../chains/utxo-sweep";
-import { satoshis } from "../chains/utxo-source";
-import { fromBaseUnits, toBaseUnits } from "../money";
-import type { Models } from "../../models";
-import type { Sweep } from "../../models/sweep.model";
-import type { SweepOutcome } from "../metrics";
-import { LeaseLostError } from "../watchers/store";
-import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordMinedBlock, recordSigned, recordUnseen, sweepsInFlight, sweptTransactions, type SweepFence } from "./store";
-import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type WithdrawalRequestView } from "./runner";
-import { countUnseen } from "./proof";
-import { Reservations } from "./reservations";
-import { UtxoRpcError, type UtxoRpcCall } from "./utxo-rpc";
+import * as utxo from "./sweep";
+import { satoshis } from "./source";
+import { fromBaseUnits, toBaseUnits } from "../../money";
+import type { Models } from "../../../models";
+import type { Sweep } from "../../../models/sweep.model";
+import type { SweepOutcome } from "../../metrics";
+import { LeaseLostError } from "../../watchers/store";
+import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordMinedBlock, recordSigned, recordUnseen, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type WithdrawalRequestView } from "../../sweeps/ports";
+import { countUnseen } from "../../sweeps/proof";
+import { Reservations } from "../../sweeps/reservations";
+import { UtxoRpcError, type UtxoRpcCall } from "./rpc";
 
 /** What the UTXO sweeper asks of other services. */
 export interface UtxoSweeperPorts extends Pick<SweeperPorts, "pendingRequests" | "completeRequest" | "failRequest" | "ownAddressCheckouts"> {

@@ -7,8 +7,8 @@
  */
 import { Keyring } from "@polkadot/keyring";
 import { decodeAddress, encodeAddress } from "@polkadot/util-crypto";
-import { assertIndex, assertSeed, cleanAddressInput, ed25519Slip10, toHex } from "./hd";
-import type { ChainCodec, ChainNetworkParams } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, ed25519Slip10, toHex } from "../hd";
+import type { ChainCodec, ChainNetworkParams } from "../types";
 
 export const POLKADOT_SS58 = 0;
 export const GENERIC_SS58 = 42;

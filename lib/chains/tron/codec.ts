@@ -4,8 +4,8 @@
  * testnets use the same address format as mainnet.
  */
 import { utils } from "tronweb";
-import { assertIndex, assertSeed, cleanAddressInput, secp256k1PrivateKey, secp256k1PublicKey, toHex } from "./hd";
-import type { ChainCodec } from "./types";
+import { assertIndex, assertSeed, cleanAddressInput, secp256k1PrivateKey, secp256k1PublicKey, toHex } from "../hd";
+import type { ChainCodec } from "../types";
 
 /** 0x41 followed by 20 zero bytes (T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb): Tron's burn address. */
 const TRON_ZERO_ADDRESS = utils.crypto.getBase58CheckAddress([0x41, ...new Array<number>(20).fill(0)]);

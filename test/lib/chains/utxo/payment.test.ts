@@ -1,13 +1,13 @@
 /**
- * A withdrawal request's transaction on a UTXO chain (lib/chains/utxo-sweep.ts buildPaymentPsbt,
+ * A withdrawal request's transaction on a UTXO chain (lib/chains/utxo/sweep.ts buildPaymentPsbt,
  * pure): the exact amount to the payee as output 0, the rest less the fee to the change address
  * as output 1, a dust change dropped into the fee, and refusals when the inputs do not cover it.
  */
 import { address as btcAddress, Transaction, payments, type Network } from "bitcoinjs-lib";
 import * as ecc from "tiny-secp256k1";
-import { bitcoinCodec, bitcoinjsNetwork } from "../../../lib/chains/bitcoin";
-import { buildPaymentPsbt, dustThreshold, estimateVsize, feeFor, LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB, SweepRefused } from "../../../lib/chains/utxo-sweep";
-import { ABANDON_SEED } from "./fixtures";
+import { bitcoinCodec, bitcoinjsNetwork } from "../../../../lib/chains/utxo/codec";
+import { buildPaymentPsbt, dustThreshold, estimateVsize, feeFor, LITECOIN_DUST_RELAY_FEE_SAT_PER_KVB, SweepRefused } from "../../../../lib/chains/utxo/sweep";
+import { ABANDON_SEED } from "../fixtures";
 
 const NETWORK: Network = bitcoinjsNetwork({ isTestnet: true, bitcoinNetwork: "litecoin-regtest" });
 

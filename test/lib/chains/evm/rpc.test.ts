@@ -1,12 +1,12 @@
 /**
- * The shared EVM provider (lib/chains/evm-rpc.ts) against a real anvil behind a loopback proxy:
+ * The shared EVM provider (lib/chains/evm/rpc.ts) against a real anvil behind a loopback proxy:
  * credentials in the URL reach the node as a Basic header, and an error page quoting the URL and
  * its API key never leaves the provider with a secret in it.
  */
-import { createEvmProvider } from "../../../lib/chains/evm-rpc";
-import { redactUrlsIn, rpcCredentials, scrubRpcText } from "../../../lib/watchers/config";
-import { startAnvil, Anvil } from "../../helpers/anvil";
-import { startRpcProxy, RpcProxy } from "../../helpers/rpc-proxy";
+import { createEvmProvider } from "../../../../lib/chains/evm/rpc";
+import { redactUrlsIn, rpcCredentials, scrubRpcText } from "../../../../lib/watchers/config";
+import { startAnvil, Anvil } from "../../../helpers/anvil";
+import { startRpcProxy, RpcProxy } from "../../../helpers/rpc-proxy";
 
 const USER = "rpc-user";
 const PASSWORD = "pa55-Word-s3cret";

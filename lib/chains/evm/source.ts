@@ -41,9 +41,9 @@
  */
 import { backOff } from "exponential-backoff";
 import { getAddress, id as keccakId } from "ethers";
-import { redactUrlsIn } from "../watchers/config";
-import { createEvmProvider } from "./evm-rpc";
-import { NATIVE_INDEX_OFFSET, type BlockRef, type ChainSource, type ChainTransfer, type TransferQuery, type WatchedToken } from "./source";
+import { redactUrlsIn } from "../../watchers/config";
+import { createEvmProvider } from "./rpc";
+import { NATIVE_INDEX_OFFSET, type BlockRef, type ChainSource, type ChainTransfer, type TransferQuery, type WatchedToken } from "../source";
 
 /** keccak256("Transfer(address,address,uint256)"). */
 export const TRANSFER_TOPIC = keccakId("Transfer(address,address,uint256)");

@@ -1,0 +1,83 @@
+/**
+ * What every chain type's sweeper shares with the services (docs/withdrawals.md "Sweeper"): the
+ * network and checkouts it is given, the ports it asks other services through, the withdrawal
+ * requests it pays. The per-chain loops are lib/chains/<type>/sweep-runner.ts.
+ */
+import type { Models } from "../../models";
+import type { BridgeRoute } from "../withdrawals/bridge-route";
+import type { SweepFence } from "./store";
+
+export interface SweepToken {
+	tokenId: string;
+	symbol: string;
+	/** "" for the native coin. */
+	contractAddress: string;
+	decimals: number;
+}
+
+export interface SweepNetwork {
+	id: string;
+	slug: string;
+	chainId: number;
+	requiredConfirmations: number;
+	eip7702: boolean;
+	tokens: SweepToken[];
+}
+
+export interface SweepableCheckout {
+	transactionId: string;
+	organizationId: string;
+	mode: string;
+	depositAddress: string;
+	derivationIndex: number;
+	tokenId: string;
+	completedAt: string;
+}
+
+/** What the sweeper asks of other services. */
+export interface SweeperPorts {
+	sweepable(p: { networkId: string }): Promise<SweepableCheckout[]>;
+	destination(p: { organizationId: string; chainType: string; transactionId: string }): Promise<string | null>;
+	/** A ledger entry, written only while `fence` still holds the sweep lease (checked in the entry's DB transaction). */
+	record(p: { organizationId: string; mode: string; networkId: string; tokenId: string; kind: "sweep" | "fee"; amount: string; refType: string; refId: string; fence: SweepFence }): Promise<unknown>;
+	/** How a checkout's funds leave: direct, through the bridge (strategy 2), or held. */
+	route(p: { organizationId: string; transactionId: string }): Promise<BridgeRoute>;
+	/** A network's pending requests, oldest first, by keyset pages (withdrawals.pendingRequests). */
+	pendingRequests(p: RequestPage): Promise<WithdrawalRequestView[]>;
+	completeRequest(p: { id: string; txHash: string; fence: SweepFence }): Promise<unknown>;
+	failRequest(p: { id: string; reason: string; final?: boolean }): Promise<unknown>;
+	/** Where a checkout's funds go and why: its own address ("payment") or the settings' (withdrawals.destination). */
+	destinationOf(p: { organizationId: string; chainType: string; transactionId?: string }): Promise<{ address: string; source: "payment" | "settings" } | null>;
+	/** The account's checkouts whose funds belong to their own withdrawal address (withdrawals.ownAddressCheckouts). */
+	ownAddressCheckouts(p: { organizationId: string; networkId: string; tokenId: string }): Promise<string[]>;
+}
+
+export interface RequestPage {
+	networkId: string;
+	afterCreatedAt?: string;
+	afterId?: string;
+	limit: number;
+}
+
+/** A merchant's pending withdrawal request (withdrawals.pendingRequests). */
+export interface WithdrawalRequestView {
+	id: string;
+	organizationId: string;
+	mode: string;
+	amount: string;
+	tokenId: string;
+	sourceNetworkId: string;
+	destinationNetworkId?: string | null;
+	address: string;
+	createdAt: string;
+}
+
+/** Pending requests read a page at a time (every page of the network's queue is read each step). */
+export const REQUEST_PAGE = 100;
+
+/** A withdrawal request's exact amount (what its send pays; its sweep's item may hold more). */
+export async function requestAmount(models: Models, requestId: string): Promise<string> {
+	const req = await models.WithdrawalRequest.findByPk(requestId, { attributes: ["id", "amount"] });
+	if (!req) throw new Error(`withdrawal request ${requestId} not found`);
+	return req.amount;
+}
