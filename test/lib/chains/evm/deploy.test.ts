@@ -15,7 +15,7 @@ import { contractArtifacts } from "../../../../lib/chains/evm/contracts";
 import { SWEEP_DEPLOY_USAGE, parseSweepDeployArgs, runSweepDeploy, type SweepDeployRequest } from "../../../../lib/chains/evm/deploy";
 import { Anvil, freePort, startAnvil } from "../../../helpers/anvil";
 
-const ROOT = path.resolve(__dirname, "../../..");
+const ROOT = path.resolve(__dirname, "../../../..");
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
 describe("parseSweepDeployArgs", () => {
