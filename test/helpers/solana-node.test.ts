@@ -11,6 +11,8 @@ import {
 	getAccount,
 	getAssociatedTokenAddressSync,
 } from "@solana/spl-token";
+import fs from "node:fs";
+import path from "node:path";
 import { base58Encode } from "./solana-facade";
 import { startSolanaNode, type SolanaNode } from "./solana-node";
 
@@ -32,6 +34,33 @@ function transferTx(from: Keypair, to: PublicKey, lamports: number | bigint, blo
 	const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports }));
 	tx.sign(from);
 	return tx;
+}
+
+/** A response example from Solana's documentation (test/fixtures/solana-rpc, verbatim). */
+function docExample(method: string): Record<string, unknown> {
+	return JSON.parse(fs.readFileSync(path.join(__dirname, "../fixtures/solana-rpc", `${method}.json`), "utf8"));
+}
+
+/**
+ * Where `ours` does not have the shape of `doc`: every key of the documented object present with
+ * the same JSON type (a documented `null` accepts anything: nullable), arrays by their first element.
+ */
+function shapeMismatches(doc: unknown, ours: unknown, at = "$"): string[] {
+	if (doc === null) return [];
+	const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+	if (kind(doc) !== kind(ours)) return [`${at}: documented ${kind(doc)}, got ${kind(ours)}`];
+	if (Array.isArray(doc)) {
+		const docs = doc as unknown[];
+		const got = ours as unknown[];
+		if (docs.length === 0 || got.length === 0) return [];
+		return shapeMismatches(docs.find(x => x !== null) ?? null, got.find(x => x !== null) ?? null, `${at}[]`);
+	}
+	if (kind(doc) === "object") {
+		return Object.entries(doc as Record<string, unknown>).flatMap(([k, v]) =>
+			k in (ours as object) ? shapeMismatches(v, (ours as Record<string, unknown>)[k], `${at}.${k}`) : [`${at}.${k}: missing`],
+		);
+	}
+	return [];
 }
 
 const getBlockCfg = { maxSupportedTransactionVersion: 0, transactionDetails: "full", rewards: false, commitment: "confirmed" } as const;
@@ -302,5 +331,49 @@ describeNode("Solana test node (litesvm behind a JSON-RPC facade)", () => {
 		expect(infos[0]?.owner.equals(SystemProgram.programId)).toBe(true);
 		expect(infos[1]).toBeNull();
 		expect(await conn.getBlockTime((await node.head()).slot)).toEqual(expect.any(Number));
+	});
+
+	it("answers in the shapes of Solana's documented response examples (keys and JSON types; test/fixtures/solana-rpc)", async () => {
+		const to = Keypair.generate().publicKey;
+		const mint = await node.createMint(6);
+		const { ata } = await node.mintTo(mint, payer.publicKey, 1_000_000n);
+		const sig = await node.send([SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1_000_000_000 })], [payer]);
+		await node.settle();
+		const slot = (await node.status(sig))!.slot;
+		const head = await node.head("finalized");
+		const cases: Array<[string, unknown[], (doc: Record<string, unknown>) => unknown]> = [
+			["getBlock", [slot, { encoding: "json", maxSupportedTransactionVersion: 0, transactionDetails: "full", rewards: false }], d => d.result],
+			["getTransaction", [sig, "json"], d => d.result],
+			["getSignatureStatuses", [[sig, base58Encode(new Uint8Array(64).fill(7))], { searchTransactionHistory: true }], d => d.result],
+			["getLatestBlockhash", [{ commitment: "confirmed" }], d => d.result],
+			["getBlocks", [head.slot - 3, head.slot], d => d.result],
+			["getBlocksWithLimit", [head.slot - 3, 3], d => d.result],
+			["isBlockhashValid", [head.blockhash, { commitment: "confirmed" }], d => d.result],
+			["getSlot", [], d => d.result],
+			["getBlockHeight", [], d => d.result],
+			["getBalance", [to.toBase58()], d => d.result],
+			// As published, this example has "id" inside "result": its value is compared.
+			["getTokenAccountBalance", [ata.toBase58()], d => (d.result as { value: unknown }).value],
+		];
+		for (const [method, params, pick] of cases) {
+			const reply = await node.rpc(method, params);
+			expect({ method, error: reply.error }).toEqual({ method, error: undefined });
+			const ours = method === "getTokenAccountBalance" ? (reply.result as { value: unknown }).value : reply.result;
+			expect({ method, mismatches: shapeMismatches(pick(docExample(method)), ours) }).toEqual({ method, mismatches: [] });
+		}
+		// The documented example's transaction and ours carry the same meta and message keys, and no others that Solana does not document.
+		const ours = (await node.rpc("getBlock", [slot, { encoding: "json", maxSupportedTransactionVersion: 0, transactionDetails: "full", rewards: false }])).result as {
+			transactions: Array<{ meta: Record<string, unknown>; transaction: { message: Record<string, unknown> } }>;
+		};
+		const documentedMeta = ["err", "fee", "preBalances", "postBalances", "innerInstructions", "preTokenBalances", "postTokenBalances", "logMessages", "rewards", "status", "loadedAddresses", "returnData", "computeUnitsConsumed"];
+		for (const t of ours.transactions) {
+			expect(Object.keys(t.meta).filter(k => !documentedMeta.includes(k))).toEqual([]);
+			expect(Object.keys(t.transaction.message).sort()).toEqual(["accountKeys", "header", "instructions", "recentBlockhash"]);
+		}
+		// The shape check can fail: a block missing a documented key is caught.
+		expect(shapeMismatches(docExample("getBlock").result, { ...(ours as object), blockhash: undefined, parentSlot: "7" })).toEqual([
+			"$.blockhash: documented string, got undefined",
+			"$.parentSlot: documented number, got string",
+		]);
 	});
 });
