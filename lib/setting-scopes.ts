@@ -67,8 +67,8 @@ export const CHAIN_SCOPE: SettingScope = {
 		"SWEEP_UTXO_FEE_CAP",
 	],
 	prefixes: ["RPC_URL_", "RPC_COOKIE_FILE_", "WATCHER_START_BLOCK_", "SWEEP_CONTRACTS_", "EIP7702_"],
-	services: ["watcher-evm", "watcher-bitcoin", "sweeper-evm", "sweeper-bitcoin"],
-	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, sweeper-evm, sweeper-bitcoin)",
+	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "sweeper-evm", "sweeper-bitcoin"],
+	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, sweeper-evm, sweeper-bitcoin)",
 };
 
 export const SETTING_SCOPES: readonly SettingScope[] = [CATALOGUE_SCOPE, CHAIN_SCOPE];

@@ -18,6 +18,11 @@ export interface BlockRef {
 	number: number;
 	hash: string;
 	parentHash: string;
+	/**
+	 * The parent's number when the chain skips numbers (Solana: `parentSlot`, since a slot without
+	 * a block is normal); absent means `number - 1` (EVM, UTXO).
+	 */
+	parentNumber?: number;
 	/** Seconds since the epoch, as the chain reports it. */
 	timestamp: number;
 }
@@ -72,7 +77,10 @@ export interface ChainSource {
 	head(): Promise<BlockRef>;
 	/** The block at `number` on the node's current chain, or null when it does not exist (yet). */
 	block(number: number): Promise<BlockRef | null>;
-	/** Blocks fromBlock..toBlock inclusive, in order, stopping before the first block the node does not have (a gap-free run from fromBlock). */
+	/**
+	 * Blocks fromBlock..toBlock inclusive, in order, stopping before the first block the node does not have (a gap-free run from fromBlock).
+	 * A chain with skipped numbers (Solana) returns its produced blocks only, each naming its parent (`parentNumber`).
+	 */
 	blocks(fromBlock: number, toBlock: number): Promise<BlockRef[]>;
 	/** Transfers to any of the addresses in the range, every token listed (native included). */
 	transfers(query: TransferQuery): Promise<ChainTransfer[]>;
@@ -83,6 +91,14 @@ export interface ChainSource {
 	mempoolTransfers?(query: Pick<TransferQuery, "addresses" | "tokens">): Promise<Array<Omit<ChainTransfer, "blockNumber" | "blockHash">>>;
 	/** Native-coin balances of the addresses at a block (reconciliation of transfers without a log). */
 	nativeBalances?(addresses: readonly string[], blockNumber: number): Promise<Map<string, string>>;
+	/**
+	 * Chains with a finality of their own instead of a depth (Solana: the `finalized` commitment):
+	 * the hash of the finalized block at `number`, or null when `number` is not finalized yet (or
+	 * was skipped on the finalized chain). When present, a transfer is credited iff its block is
+	 * the finalized one at its number; confirmations only show progress until then
+	 * (docs/watchers.md "Solana"). Absent (EVM, UTXO): credited at the required confirmations.
+	 */
+	finalizedHash?(number: number): Promise<string | null>;
 	/** Releases connections and timers. */
 	close(): Promise<void>;
 }

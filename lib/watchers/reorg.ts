@@ -15,14 +15,15 @@ export function appendRecent(recent: RecentBlocks, blocks: readonly Pick<BlockRe
 }
 
 /**
- * Whether `blocks` continue the chain ending at (number, hash): consecutive numbers and each
- * parent hash equal to the previous block's hash. A gap means the node reorganised while the
- * range was read: read it again after the reorg check.
+ * Whether `blocks` continue the chain ending at (number, hash): each block's parent number
+ * (`parentNumber`, else number - 1: consecutive numbers) and parent hash are the previous block's.
+ * A gap means the node reorganised while the range was read: read it again after the reorg check.
+ * Chains with skipped numbers (Solana slots) name their parent's number, so a skipped slot is no gap.
  */
 export function continuesChain(tip: { number: number; hash: string } | null, blocks: readonly BlockRef[]): boolean {
 	let prev = tip;
 	for (const b of blocks) {
-		if (prev && (b.number !== prev.number + 1 || b.parentHash.toLowerCase() !== prev.hash.toLowerCase())) return false;
+		if (prev && ((b.parentNumber ?? b.number - 1) !== prev.number || b.parentHash.toLowerCase() !== prev.hash.toLowerCase())) return false;
 		prev = b;
 	}
 	return true;

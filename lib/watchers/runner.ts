@@ -527,9 +527,21 @@ export class NetworkWatcher {
 			await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", false, 0, now);
 			return;
 		}
-		const confirmations = Math.max(0, head.number - row.blockNumber + 1);
+		const depth = Math.max(0, head.number - row.blockNumber + 1);
+		let confirmations = depth;
+		let final = depth >= required;
+		const { source } = this.deps;
+		if (source.finalizedHash) {
+			// A chain with finality (Solana): credited iff its block is the finalized one at its
+			// number; before that the depth shows progress, held below the requirement.
+			const finalized = await source.finalizedHash(row.blockNumber);
+			// Finalized with another block at this number: this block was dropped; the step's reorg check reverts it.
+			if (finalized !== null && finalized !== row.blockHash) return;
+			final = finalized !== null;
+			confirmations = final ? Math.max(depth, required) : Math.min(depth, Math.max(0, required - 1));
+		}
 		const transfer = { ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations, requiredConfirmations: required };
-		if (confirmations >= required) {
+		if (final) {
 			const r = await payments.credit(transfer);
 			// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
 			if (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations") return;

@@ -21,6 +21,18 @@ describe("watcher reorg bookkeeping", () => {
 		expect(continuesChain(null, [block(3, "a3", "a2")])).toBe(true);
 	});
 
+	it("follows a chain with skipped numbers by its blocks' parent numbers (Solana slots)", () => {
+		const slot = (number: number, hash: string, parentNumber: number, parentHash: string) => ({ number, hash, parentHash, parentNumber, timestamp: 0 });
+		// Slots 11 and 12 skipped: 13's parent is 10.
+		expect(continuesChain({ number: 10, hash: "s10" }, [slot(13, "s13", 10, "s10"), slot(14, "s14", 13, "s13")])).toBe(true);
+		// A block whose parent is a slot the watcher did not read (a fork from 11): not a continuation.
+		expect(continuesChain({ number: 10, hash: "s10" }, [slot(13, "s13", 11, "s11")])).toBe(false);
+		// The right parent slot with another hash: not a continuation.
+		expect(continuesChain({ number: 10, hash: "s10" }, [slot(13, "s13", 10, "x10")])).toBe(false);
+		// A block naming a parent slot right below it is read as before.
+		expect(continuesChain({ number: 10, hash: "s10" }, [slot(11, "s11", 10, "s10")])).toBe(true);
+	});
+
 	it("walks back to the newest block still on the chain", async () => {
 		const recent: RecentBlocks = [[10, "a10"], [11, "a11"], [12, "a12"], [13, "a13"]];
 		const chain: Record<number, string> = { 10: "a10", 11: "a11", 12: "b12", 13: "b13" };

@@ -1,0 +1,203 @@
+/**
+ * The Solana chain source (docs/watchers.md "Solana"): a Solana JSON-RPC node (RPC_URL_<SLUG>)
+ * read through @solana/web3.js v1.
+ *
+ * - Block numbers are slots. A slot without a block (skipped, normal) is no block: `blocks()`
+ *   returns the produced ones, each naming its parent slot and blockhash, which the runner checks
+ *   (lib/watchers/reorg.ts continuesChain).
+ * - The watcher follows the `confirmed` commitment (head, blocks), so a payment is shown as
+ *   confirming within a second or so; it is credited only once its block is `finalized`
+ *   (`finalizedHash`: the finalized block at that slot is the very block the transfer was read in).
+ * - A confirmed block that is dropped (its fork abandoned) is reported as skipped by the node
+ *   once its slot is rooted: the runner's reorg check then reverts its transfers.
+ * - Catch-up in bounded ranges: at most MAX_BLOCKS_PER_READ produced blocks per step.
+ * - Matching: every account of every successful transaction is looked up in the deposit set in
+ *   memory (a Set: 100,000 addresses cost nothing per lookup). The alternative for a public RPC
+ *   that rate-limits getBlock is documented in docs/watchers.md.
+ */
+import { Connection, SolanaJSONRPCError, type VersionedBlockResponse } from "@solana/web3.js";
+import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../source";
+import { blockCredits, type SolanaCredit } from "./block";
+
+/** Produced blocks read per step at most (a mainnet block in full is megabytes of JSON). */
+export const MAX_BLOCKS_PER_READ = 32;
+/** getBlock calls in flight at once while a range is read. */
+const READ_CONCURRENCY = 4;
+/** Finalized blockhashes kept (immutable once finalized): one per slot a payment was seen in. */
+const FINALIZED_CACHE = 4_096;
+
+/** JSON-RPC codes of a slot without a block (solana-rpc-client-api custom errors). */
+const SLOT_SKIPPED = -32007;
+const LONG_TERM_STORAGE_SLOT_SKIPPED = -32009;
+/** The node has not got the block (yet): an error for block(), the end of the run for blocks(). */
+const BLOCK_NOT_AVAILABLE = -32004;
+
+/** The node has not (yet) got a block it should have: retried at the next step, never read as "nothing". */
+export class SolanaBlockUnavailableError extends Error {
+	constructor(readonly slot: number, detail: string) {
+		super(`Solana block at slot ${slot} unavailable: ${detail}`);
+		this.name = "SolanaBlockUnavailableError";
+	}
+}
+
+export interface SolanaSourceOptions {
+	networkId: string;
+	rpcUrl: string;
+	timeoutMs: number;
+	logger?: { warn(...args: unknown[]): void };
+}
+
+type FullBlock = VersionedBlockResponse;
+
+interface ReadBlock {
+	ref: BlockRef;
+	block: FullBlock;
+}
+
+function toRef(slot: number, b: { blockhash: string; previousBlockhash: string; parentSlot: number; blockTime: number | null }): BlockRef {
+	return { number: slot, hash: b.blockhash, parentHash: b.previousBlockhash, parentNumber: b.parentSlot, timestamp: b.blockTime ?? 0 };
+}
+
+function isSkipped(err: unknown): boolean {
+	return err instanceof SolanaJSONRPCError && (err.code === SLOT_SKIPPED || err.code === LONG_TERM_STORAGE_SLOT_SKIPPED);
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight, results in order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+	const out: R[] = new Array(items.length);
+	let next = 0;
+	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+		while (next < items.length) {
+			const i = next++;
+			out[i] = await fn(items[i]);
+		}
+	});
+	await Promise.all(workers);
+	return out;
+}
+
+export class SolanaSource implements ChainSource {
+	readonly connection: Connection;
+	/** The range blocks() read last, kept for the transfers() call that follows it (one getBlock per block). */
+	private lastRead = new Map<number, ReadBlock>();
+	private finalizedSlot = -1;
+	private readonly finalized = new Map<number, string | null>();
+
+	constructor(private readonly opts: SolanaSourceOptions) {
+		const timeoutMs = opts.timeoutMs;
+		this.connection = new Connection(opts.rpcUrl, {
+			commitment: "confirmed",
+			// The runner retries at its next step; web3.js's own back-off would hold a step for seconds.
+			disableRetryOnRateLimit: true,
+			fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
+		});
+	}
+
+	async head(): Promise<BlockRef> {
+		const slot = await this.connection.getSlot("confirmed");
+		const ref = await this.block(slot);
+		if (!ref) throw new SolanaBlockUnavailableError(slot, "the confirmed head slot has no block");
+		return ref;
+	}
+
+	/** The confirmed block at `slot`; null when the slot has no block (skipped, or its block was dropped). */
+	async block(slot: number): Promise<BlockRef | null> {
+		try {
+			const b = await this.connection.getBlock(slot, { commitment: "confirmed", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 });
+			return b ? toRef(slot, b) : null;
+		} catch (err) {
+			if (isSkipped(err)) return null;
+			throw err;
+		}
+	}
+
+	/** A listed slot's block in full; null when the node does not give it (dropped, or not there yet). */
+	private async fullBlock(slot: number): Promise<FullBlock | null> {
+		try {
+			return await this.connection.getBlock(slot, { commitment: "confirmed", transactionDetails: "full", rewards: false, maxSupportedTransactionVersion: 0 });
+		} catch (err) {
+			if (isSkipped(err) || (err instanceof SolanaJSONRPCError && err.code === BLOCK_NOT_AVAILABLE)) return null;
+			throw err;
+		}
+	}
+
+	/**
+	 * The produced blocks of fromBlock..toBlock (at most MAX_BLOCKS_PER_READ), in order, read in
+	 * full and kept for transfers(); stops before a block the node does not give.
+	 */
+	async blocks(fromBlock: number, toBlock: number): Promise<BlockRef[]> {
+		const slots = (await this.connection.getBlocks(fromBlock, toBlock, "confirmed")).filter(s => s >= fromBlock && s <= toBlock).slice(0, MAX_BLOCKS_PER_READ);
+		const read = await mapLimit(slots, READ_CONCURRENCY, async slot => ({ slot, block: await this.fullBlock(slot) }));
+		this.lastRead = new Map();
+		const out: BlockRef[] = [];
+		for (const { slot, block } of read) {
+			// Listed as produced but not given: the node is behind or the block was just dropped; the run ends here.
+			if (!block) break;
+			const ref = toRef(slot, block);
+			this.lastRead.set(slot, { ref, block });
+			out.push(ref);
+		}
+		return out;
+	}
+
+	/** Payments to the addresses in the produced blocks of the range (the ones blocks() just read, else read now). */
+	async transfers(query: TransferQuery): Promise<ChainTransfer[]> {
+		const mints = new Map(query.tokens.map(t => [t.contractAddress, t.tokenId]));
+		const native = mints.get("");
+		const tokenMints = new Set([...mints.keys()].filter(m => m !== ""));
+		const wanted = (a: string) => query.addresses.has(a);
+		const cached = [...this.lastRead.values()].filter(r => r.ref.number >= query.fromBlock && r.ref.number <= query.toBlock);
+		const blocks = cached.length ? cached : await this.readRange(query.fromBlock, query.toBlock);
+		const out: ChainTransfer[] = [];
+		for (const { ref, block } of blocks) {
+			for (const c of blockCredits(block, wanted, tokenMints)) {
+				const tokenId = c.mint === "" ? native : mints.get(c.mint);
+				if (tokenId === undefined) continue;
+				out.push(this.toTransfer(c, tokenId, ref));
+			}
+		}
+		return out;
+	}
+
+	private async readRange(fromBlock: number, toBlock: number): Promise<ReadBlock[]> {
+		await this.blocks(fromBlock, toBlock);
+		return [...this.lastRead.values()];
+	}
+
+	private toTransfer(c: SolanaCredit, tokenId: string, ref: BlockRef): ChainTransfer {
+		return { networkId: this.opts.networkId, txHash: c.signature, logIndex: c.index, toAddress: c.account, tokenId, amount: c.amount.toString(), blockNumber: ref.number, blockHash: ref.hash };
+	}
+
+	/** The finalized block's hash at `slot`; null while the slot is above the finalized one, or skipped on the finalized chain. */
+	async finalizedHash(slot: number): Promise<string | null> {
+		const known = this.finalized.get(slot);
+		if (known !== undefined) return known;
+		if (slot > this.finalizedSlot) this.finalizedSlot = Math.max(this.finalizedSlot, await this.connection.getSlot("finalized"));
+		if (slot > this.finalizedSlot) return null;
+		let hash: string | null;
+		try {
+			const b = await this.connection.getBlock(slot, { commitment: "finalized", transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 });
+			// At or below the finalized slot the node has decided the slot: no block there is a skipped slot.
+			hash = b ? b.blockhash : null;
+		} catch (err) {
+			if (!isSkipped(err)) throw err;
+			hash = null;
+		}
+		if (this.finalized.size >= FINALIZED_CACHE) this.finalized.delete(this.finalized.keys().next().value!);
+		this.finalized.set(slot, hash);
+		return hash;
+	}
+
+	async close(): Promise<void> {
+		this.lastRead = new Map();
+	}
+}
+
+export function createSolanaSource(opts: SolanaSourceOptions): SolanaSource {
+	return new SolanaSource(opts);
+}
+
+/** The deposit-address side of one block, for `npm run chain:check` and tests: what the watcher would detect there. */
+export function creditsOf(block: Pick<FullBlock, "transactions">, addresses: ReadonlySet<string>, mints: ReadonlySet<string>): SolanaCredit[] {
+	return blockCredits(block, a => addresses.has(a), mints);
+}
