@@ -6,12 +6,11 @@
  * documented block here, each saying what it changes.
  */
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Keypair } from "@solana/web3.js";
 import { TOKEN_INDEX_OFFSET } from "../../../../lib/chains/solana/block";
 import { SolanaSource } from "../../../../lib/chains/solana/source";
+import { jsonRpcServer as rpcServer } from "../../../helpers/json-rpc-server";
 
 const FIXTURES = path.join(__dirname, "../../../fixtures/solana-rpc");
 const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), "utf8"));
@@ -28,27 +27,6 @@ const TOKENS = [
 	{ tokenId: "sol", contractAddress: "", decimals: 9 },
 	{ tokenId: "usdc", contractAddress: USDC, decimals: 6 },
 ];
-
-type Handler = (method: string, params: unknown[]) => unknown;
-
-/** A JSON-RPC server answering each call with handler's full response object (id set to the request's). */
-async function rpcServer(handler: Handler): Promise<{ url: string; calls: Array<{ method: string; params: unknown[] }>; close: () => Promise<void> }> {
-	const calls: Array<{ method: string; params: unknown[] }> = [];
-	const server = http.createServer((req, res) => {
-		let body = "";
-		req.on("data", c => (body += c));
-		req.on("end", () => {
-			const call = JSON.parse(body) as { id: unknown; method: string; params: unknown[] };
-			calls.push({ method: call.method, params: call.params });
-			const out = handler(call.method, call.params ?? []) as Record<string, unknown>;
-			res.setHeader("content-type", "application/json");
-			// The documented examples have id 1; a client matches a response to its request by id.
-			res.end(JSON.stringify({ ...out, id: call.id }));
-		});
-	});
-	await new Promise<void>(r => server.listen(0, "127.0.0.1", r));
-	return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => new Promise(r => server.close(() => r())) };
-}
 
 const rpcError = (code: number, message: string) => ({ jsonrpc: "2.0", error: { code, message }, id: 1 });
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x));
