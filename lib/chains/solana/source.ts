@@ -19,12 +19,14 @@ import { Connection, SolanaJSONRPCError, type VersionedBlockResponse } from "@so
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../source";
 import { blockCredits, type SolanaCredit } from "./block";
 
-/** Produced blocks read per step at most (a mainnet block in full is megabytes of JSON). */
-export const MAX_BLOCKS_PER_READ = 32;
+/** Produced blocks read per step at most (a mainnet block in full is megabytes of JSON, all held until the step's scan). */
+export const MAX_BLOCKS_PER_READ = 16;
 /** getBlock calls in flight at once while a range is read. */
 const READ_CONCURRENCY = 4;
 /** Finalized blockhashes kept (immutable once finalized): one per slot a payment was seen in. */
 const FINALIZED_CACHE = 4_096;
+/** The finalized slot is read again at most this often (a report pass asks for every confirming payment). */
+const FINALIZED_SLOT_TTL_MS = 200;
 
 /** JSON-RPC codes of a slot without a block (solana-rpc-client-api custom errors). */
 const SLOT_SKIPPED = -32007;
@@ -81,6 +83,7 @@ export class SolanaSource implements ChainSource {
 	/** The range blocks() read last, kept for the transfers() call that follows it (one getBlock per block). */
 	private lastRead = new Map<number, ReadBlock>();
 	private finalizedSlot = -1;
+	private finalizedSlotReadAt = 0;
 	private readonly finalized = new Map<number, string | null>();
 
 	constructor(private readonly opts: SolanaSourceOptions) {
@@ -156,6 +159,8 @@ export class SolanaSource implements ChainSource {
 				out.push(this.toTransfer(c, tokenId, ref));
 			}
 		}
+		// Scanned: the full blocks are not held until the next step.
+		this.lastRead = new Map();
 		return out;
 	}
 
@@ -172,7 +177,11 @@ export class SolanaSource implements ChainSource {
 	async finalizedHash(slot: number): Promise<string | null> {
 		const known = this.finalized.get(slot);
 		if (known !== undefined) return known;
-		if (slot > this.finalizedSlot) this.finalizedSlot = Math.max(this.finalizedSlot, await this.connection.getSlot("finalized"));
+		if (slot > this.finalizedSlot && Date.now() - this.finalizedSlotReadAt >= FINALIZED_SLOT_TTL_MS) {
+			const finalized = await this.connection.getSlot("finalized");
+			this.finalizedSlot = Math.max(this.finalizedSlot, finalized);
+			this.finalizedSlotReadAt = Date.now();
+		}
 		if (slot > this.finalizedSlot) return null;
 		let hash: string | null;
 		try {
