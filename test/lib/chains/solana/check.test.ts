@@ -1,7 +1,7 @@
 /**
  * `npm run chain:check`: its arguments, and a run against an HTTP JSON-RPC server answering with
  * Solana's documented getSlot example (the finalized slot) and blocks derived from the documented
- * getBlock example (test/fixtures/solana-rpc, SOURCES-watcher.md): it reads the newest finalized
+ * getBlock example (test/fixtures/solana-rpc, sources in its README.md): it reads the newest finalized
  * blocks and prints the payments the watcher's parser finds.
  */
 import fs from "node:fs";
@@ -12,8 +12,8 @@ import { jsonRpcServer } from "../../../helpers/json-rpc-server";
 
 const FIXTURES = path.join(__dirname, "../../../fixtures/solana-rpc");
 const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), "utf8"));
-const BLOCK_430 = fixture("getBlock-430.docs.json");
-const GET_SLOT = fixture("getSlot.docs.json"); // 1234
+const BLOCK_430 = fixture("getBlock.json");
+const GET_SLOT = fixture("getSlot.json"); // 1234
 const DEVNET_USDC = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
 const VOTE_ACCOUNT = "AjozzgE83A3x1sHNUR64hfH7zaEBWeMaFuAN9kQgujrc";
 

@@ -1,7 +1,7 @@
 /**
  * The Solana source's reading of blocks, through @solana/web3.js v1 against an HTTP JSON-RPC
  * server that answers with the response examples of Solana's published RPC documentation
- * (test/fixtures/solana-rpc, sources in SOURCES-watcher.md), verbatim; cases the documentation
+ * (test/fixtures/solana-rpc, sources in its README.md), verbatim; cases the documentation
  * does not show (a payment, token balances, a failed or v0 transaction) are derived from the
  * documented block here, each saying what it changes.
  */
@@ -14,9 +14,9 @@ import { jsonRpcServer as rpcServer } from "../../../helpers/json-rpc-server";
 
 const FIXTURES = path.join(__dirname, "../../../fixtures/solana-rpc");
 const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), "utf8"));
-const BLOCK_430 = fixture("getBlock-430.docs.json");
-const GET_BLOCKS = fixture("getBlocks-5-10.docs.json");
-const GET_SLOT = fixture("getSlot.docs.json");
+const BLOCK_430 = fixture("getBlock.json");
+const GET_BLOCKS = fixture("getBlocks.json");
+const GET_SLOT = fixture("getSlot.json");
 
 // The documented block's accounts: a vote transaction whose fee payer (0) pays 5000 lamports.
 const PAYER = "3UVYmECPPMZSCqWKfENfuoTv51fTDTWicX9xmBD2euKe";
