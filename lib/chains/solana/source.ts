@@ -34,12 +34,21 @@ const LONG_TERM_STORAGE_SLOT_SKIPPED = -32009;
 /** The node has not got the block (yet): an error for block(), the end of the run for blocks(). */
 const BLOCK_NOT_AVAILABLE = -32004;
 
-/** The node has not (yet) got a block it should have: retried at the next step, never read as "nothing". */
+/**
+ * The node has not (yet) got a block it should have (-32004: a slot above its root without a
+ * confirmed block, e.g. a dropped block before its slot is rooted, or a lagging node): retried at
+ * the next step, never read as "nothing". Named as the runner expects (lib/watchers/runner.ts
+ * onError): not an error to log or track, as for EVM.
+ */
 export class SolanaBlockUnavailableError extends Error {
 	constructor(readonly slot: number, detail: string) {
 		super(`Solana block at slot ${slot} unavailable: ${detail}`);
-		this.name = "SolanaBlockUnavailableError";
+		this.name = "BlockUnavailableError";
 	}
+}
+
+function isNotAvailable(err: unknown): err is SolanaJSONRPCError {
+	return err instanceof SolanaJSONRPCError && err.code === BLOCK_NOT_AVAILABLE;
 }
 
 export interface SolanaSourceOptions {
@@ -110,6 +119,7 @@ export class SolanaSource implements ChainSource {
 			return b ? toRef(slot, b) : null;
 		} catch (err) {
 			if (isSkipped(err)) return null;
+			if (isNotAvailable(err)) throw new SolanaBlockUnavailableError(slot, err.message);
 			throw err;
 		}
 	}
@@ -119,7 +129,7 @@ export class SolanaSource implements ChainSource {
 		try {
 			return await this.connection.getBlock(slot, { commitment: "confirmed", transactionDetails: "full", rewards: false, maxSupportedTransactionVersion: 0 });
 		} catch (err) {
-			if (isSkipped(err) || (err instanceof SolanaJSONRPCError && err.code === BLOCK_NOT_AVAILABLE)) return null;
+			if (isSkipped(err) || isNotAvailable(err)) return null;
 			throw err;
 		}
 	}
@@ -189,6 +199,7 @@ export class SolanaSource implements ChainSource {
 			// At or below the finalized slot the node has decided the slot: no block there is a skipped slot.
 			hash = b ? b.blockhash : null;
 		} catch (err) {
+			if (isNotAvailable(err)) throw new SolanaBlockUnavailableError(slot, err.message);
 			if (!isSkipped(err)) throw err;
 			hash = null;
 		}
