@@ -40,6 +40,7 @@ import {
 	createMintToInstruction,
 	getAssociatedTokenAddressSync,
 } from "@solana/spl-token";
+import WebSocket from "ws";
 import { Clock, FailedTransactionMetadata, LiteSVM, type AccountInfoBytes, type TransactionMetadata } from "litesvm";
 
 export type Commitment = "processed" | "confirmed" | "finalized";
@@ -251,6 +252,8 @@ export interface SolanaNodeOptions {
 
 export interface SolanaFacade {
 	url: string;
+	/** PubSub (signatureSubscribe, slotSubscribe, rootSubscribe) on the same port: `new Connection(url, { wsEndpoint: wsUrl })`. */
+	wsUrl: string;
 	port: number;
 	svm: LiteSVM;
 	/** Funds airdrops; mint authority of mints made by `createMint`. */
@@ -476,6 +479,31 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		return { record, err, logs: meta.logs(), units: meta.computeUnitsConsumed() };
 	};
 
+	interface Subscription {
+		ws: WebSocket;
+		method: string;
+		signature?: string;
+		commitment: Commitment;
+	}
+	const subscriptions = new Map<number, Subscription>();
+	let nextSubscription = 0;
+	const rank: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
+	/** Sends what subscribers wait for: a signature reaching their commitment (then the subscription ends, as agave's), slots, roots. */
+	const notify = (event: { slot?: { parent: number; root: number; slot: number }; root?: number } = {}) => {
+		for (const [id, sub] of subscriptions) {
+			const send = (method: string, result: unknown) => sub.ws.send(toJson({ jsonrpc: "2.0", method, params: { result, subscription: id } }));
+			if (sub.method === "slotSubscribe" && event.slot) send("slotNotification", event.slot);
+			if (sub.method === "rootSubscribe" && event.root !== undefined) send("rootNotification", event.root);
+			if (sub.method !== "signatureSubscribe") continue;
+			const r = signatures.get(sub.signature!);
+			if (!r) continue;
+			const st = statusOf(r);
+			if (rank[st.confirmationStatus] < rank[sub.commitment]) continue;
+			send("signatureNotification", { context: { slot: st.slot }, value: { err: r.err } });
+			subscriptions.delete(id);
+		}
+	};
+
 	/** sendTransaction with preflight skipped: what the node accepts (a signature) and what it refuses (an RpcError). */
 	const submit = (raw: Uint8Array): string => {
 		let tx: VersionedTransaction;
@@ -494,6 +522,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		if (record) {
 			pending.push(record);
 			signatures.set(signature, record);
+			notify();
 		}
 		return signature;
 	};
@@ -541,9 +570,11 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		const b = bySlot.get(slot);
 		if (!b || !chain.includes(b)) throw new Error(`slot ${slot} has no block on the chain`);
 		if (slot < finalizedSlot) throw new Error(`slot ${slot} is below the finalized slot ${finalizedSlot}`);
+		const moved = slot !== finalizedSlot;
 		finalizedSlot = slot;
 		// Finalized blocks are never dropped: their "before" images are no longer needed.
 		for (const blk of chain) if (blk.slot <= slot) blk.before = null;
+		if (moved) notify({ root: slot });
 	};
 
 	const produceBlock = (): number => {
@@ -569,6 +600,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		bySlot.set(slot, block);
 		heightOf.set(block.blockhash, block);
 		setClock();
+		notify({ slot: { parent: parent.slot, root: finalizedSlot, slot } });
 		finalizeByDistance();
 		return slot;
 	};
@@ -1024,6 +1056,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		},
 		testNode_calls: () => Object.fromEntries(calls),
 		testNode_faucet: () => faucet.publicKey.toBase58(),
+		testNode_wsClients: () => wss.clients.size,
 		testNode_genesisHash: () => genesisHash,
 	};
 	Object.assign(methods, controls);
@@ -1066,6 +1099,39 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 	await new Promise<void>(resolve => server.listen(0, "127.0.0.1", () => resolve()));
 	const port = (server.address() as AddressInfo).port;
 
+	// PubSub on the same port (agave serves it on port + 1: give web3.js `wsEndpoint`): the
+	// subscriptions web3.js's confirmTransaction and onSlotChange / onRootChange use.
+	const wss = new WebSocket.Server({ server });
+	wss.on("connection", ws => {
+		ws.on("message", data => {
+			let req: { id?: unknown; method?: string; params?: unknown[] };
+			try {
+				req = JSON.parse(String(data));
+			} catch {
+				return;
+			}
+			if (req.id === undefined || req.id === null) return; // web3.js's "ping" notifications
+			const params = Array.isArray(req.params) ? req.params : [];
+			const reply = (result: unknown) => ws.send(toJson({ jsonrpc: "2.0", result, id: req.id }));
+			const method = String(req.method);
+			calls.set(method, (calls.get(method) ?? 0) + 1);
+			if (method === "signatureSubscribe" || method === "slotSubscribe" || method === "rootSubscribe") {
+				const id = nextSubscription++;
+				const cfg = params[1] as Cfg;
+				subscriptions.set(id, { ws, method, signature: method === "signatureSubscribe" ? String(params[0]) : undefined, commitment: method === "signatureSubscribe" ? commitmentOf(cfg) : "processed" });
+				reply(id);
+				notify();
+			} else if (method === "signatureUnsubscribe" || method === "slotUnsubscribe" || method === "rootUnsubscribe") {
+				reply(subscriptions.delete(Number(params[0])));
+			} else {
+				ws.send(toJson({ jsonrpc: "2.0", error: { code: -32601, message: "Method not found" }, id: req.id }));
+			}
+		});
+		ws.on("close", () => {
+			for (const [id, sub] of subscriptions) if (sub.ws === ws) subscriptions.delete(id);
+		});
+	});
+
 	const stopAutoProduce = () => {
 		if (timer) clearInterval(timer);
 		timer = null;
@@ -1079,6 +1145,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 
 	return {
 		url: `http://127.0.0.1:${port}`,
+		wsUrl: `ws://127.0.0.1:${port}`,
 		port,
 		svm,
 		faucet,
@@ -1127,6 +1194,8 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		stop: async () => {
 			if (timer) clearInterval(timer);
 			timer = null;
+			for (const c of wss.clients) c.terminate();
+			wss.close();
 			server.closeAllConnections();
 			await new Promise<void>(resolve => server.close(() => resolve()));
 		},

@@ -3,7 +3,7 @@
  * it: transactions executed by litesvm, blocks, commitments, skipped slots, dropped blocks and
  * blockhash expiry shaped and answered as Solana's RPC documents them.
  */
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction, type BlockResponse } from "@solana/web3.js";
+import { Connection, Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SendTransactionError, SystemProgram, Transaction, VersionedTransaction, sendAndConfirmTransaction, type BlockResponse } from "@solana/web3.js";
 import {
 	TOKEN_PROGRAM_ID,
 	createAssociatedTokenAccountIdempotentInstruction,
@@ -15,6 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { base58Encode } from "./solana-facade";
 import { startSolanaNode, type SolanaNode } from "./solana-node";
+import { until } from "./until";
 
 /** Nothing here depends on the backend: run once (sqlite project), not twice. */
 const describeNode = process.env.TEST_BACKEND === "mysql" ? describe.skip : describe;
@@ -375,5 +376,79 @@ describeNode("Solana test node (litesvm behind a JSON-RPC facade)", () => {
 			"$.blockhash: documented string, got undefined",
 			"$.parentSlot: documented number, got string",
 		]);
+	});
+
+	it("PubSub on wsUrl: web3.js sendAndConfirmTransaction confirms through signatureSubscribe; slot and root notifications", async () => {
+		const ws = new Connection(node.url, { commitment: "confirmed", wsEndpoint: node.wsUrl, disableRetryOnRateLimit: true });
+		const slots: number[] = [];
+		const roots: number[] = [];
+		const slotSub = ws.onSlotChange(s => slots.push(s.slot));
+		const rootSub = ws.onRootChange(r => roots.push(r));
+		await node.setFinalizeDistance(2);
+		await node.autoProduce(100);
+		try {
+			const to = Keypair.generate().publicKey;
+			const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1_000_000_000 }));
+			const sig = await sendAndConfirmTransaction(ws, tx, [payer], { commitment: "finalized" });
+			expect((await node.status(sig))?.confirmationStatus).toBe("finalized");
+			expect(await ws.getBalance(to, "finalized")).toBe(1_000_000_000);
+			const until = Date.now() + 20_000;
+			while ((slots.length < 2 || roots.length < 1) && Date.now() < until) await new Promise(r => setTimeout(r, 50));
+			expect(slots.length).toBeGreaterThanOrEqual(2);
+			expect(slots[1]).toBeGreaterThan(slots[0]);
+			expect(roots.length).toBeGreaterThanOrEqual(1);
+		} finally {
+			await node.autoProduce(null);
+			await ws.removeSlotChangeListener(slotSub);
+			await ws.removeRootChangeListener(rootSub);
+			// web3.js closes its idle socket itself (code 1000: no reconnect) once nothing is subscribed.
+			await until("the web3.js PubSub socket to close", async () => (await node.wsClients()) === 0);
+		}
+	});
+
+	it("a version 0 transaction: refused in getBlock without maxSupportedTransactionVersion (-32015), served with it; base64 encoding and the signatures / accounts details", async () => {
+		const to = Keypair.generate().publicKey;
+		const message = MessageV0.compile({
+			payerKey: payer.publicKey,
+			instructions: [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1_000_000_000 })],
+			recentBlockhash: (await node.head()).blockhash,
+		});
+		const vtx = new VersionedTransaction(message);
+		vtx.sign([payer]);
+		const sig = await conn.sendTransaction(vtx);
+		const slot = await node.produceBlock();
+		const refused = await node.rpc("getBlock", [slot, { commitment: "confirmed" }]);
+		expect(refused.error).toEqual({
+			code: -32015,
+			message: 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+		});
+		const full = (await node.rpc("getBlock", [slot, { commitment: "confirmed", maxSupportedTransactionVersion: 0 }])).result as {
+			transactions: Array<{ version: unknown; transaction: { message: Record<string, unknown> }; meta: { loadedAddresses: unknown } }>;
+			rewards: unknown;
+		};
+		expect(full.transactions[0].version).toBe(0);
+		expect(full.transactions[0].transaction.message.addressTableLookups).toEqual([]);
+		expect(full.transactions[0].meta.loadedAddresses).toEqual({ readonly: [], writable: [] });
+		expect(full.rewards).toEqual([]);
+		const b64 = (await node.rpc("getBlock", [slot, { commitment: "confirmed", maxSupportedTransactionVersion: 0, encoding: "base64", rewards: false }])).result as {
+			transactions: Array<{ transaction: [string, string] }>;
+			rewards?: unknown;
+		};
+		expect(b64.transactions[0].transaction).toEqual([Buffer.from(vtx.serialize()).toString("base64"), "base64"]);
+		expect("rewards" in b64).toBe(false);
+		const sigs = (await node.rpc("getBlock", [slot, { commitment: "confirmed", transactionDetails: "signatures", rewards: false }])).result as Record<string, unknown>;
+		expect(sigs.signatures).toEqual([sig]);
+		expect("transactions" in sigs).toBe(false);
+		const accounts = (await node.rpc("getBlock", [slot, { commitment: "confirmed", transactionDetails: "accounts", maxSupportedTransactionVersion: 0, rewards: false }])).result as {
+			transactions: Array<{ transaction: { accountKeys: unknown[]; signatures: string[] }; meta: Record<string, unknown> }>;
+		};
+		expect(accounts.transactions[0].transaction.accountKeys).toEqual([
+			{ pubkey: payer.publicKey.toBase58(), signer: true, source: "transaction", writable: true },
+			{ pubkey: to.toBase58(), signer: false, source: "transaction", writable: true },
+			{ pubkey: SystemProgram.programId.toBase58(), signer: false, source: "transaction", writable: false },
+		]);
+		expect(Object.keys(accounts.transactions[0].meta).sort()).toEqual(["err", "fee", "postBalances", "postTokenBalances", "preBalances", "preTokenBalances", "status"]);
+		const none = (await node.rpc("getBlock", [slot, { commitment: "confirmed", transactionDetails: "none", rewards: false }])).result as Record<string, unknown>;
+		expect(Object.keys(none).sort()).toEqual(["blockHeight", "blockTime", "blockhash", "parentSlot", "previousBlockhash"]);
 	});
 });

@@ -37,6 +37,8 @@ export interface Head {
 
 export interface SolanaNode {
 	url: string;
+	/** PubSub on the same port (web3.js would guess port + 1): `new Connection(node.url, { wsEndpoint: node.wsUrl })` for confirmTransaction / sendAndConfirmTransaction / onSlotChange. */
+	wsUrl: string;
 	/** Funds airdrops; mint authority of the mints `createMint` makes. */
 	faucet: PublicKey;
 	genesisHash: string;
@@ -73,6 +75,11 @@ export interface SolanaNode {
 	status(signature: string): Promise<{ slot: number; confirmationStatus: Commitment; err: TxErrorJson | null } | null>;
 	/** Produces a block every `ms` (null: stop). */
 	autoProduce(ms: number | null): Promise<void>;
+	/**
+	 * Open PubSub connections. web3.js closes its socket about 500 ms after its last subscription is
+	 * removed; stop the node only after that (await this at 0), or the client reconnects forever.
+	 */
+	wsClients(): Promise<number>;
 	/** RPC requests answered so far, by method. */
 	calls(): Promise<Record<string, number>>;
 	/** Any Solana JSON-RPC method, answered as the node answers it (`result` or `error`). */
@@ -137,6 +144,7 @@ export async function startSolanaNode(opts: SolanaNodeOptions = {}): Promise<Sol
 
 	return {
 		url,
+		wsUrl: url.replace(/^http/, "ws"),
 		faucet: new PublicKey(await control<string>("faucet")),
 		genesisHash: await control<string>("genesisHash"),
 		produceBlock: () => control<number>("produceBlocks", 1),
@@ -162,6 +170,7 @@ export async function startSolanaNode(opts: SolanaNodeOptions = {}): Promise<Sol
 		status: s => control("status", s),
 		autoProduce: async ms => void (await control("autoProduce", ms)),
 		calls: () => control("calls"),
+		wsClients: () => control<number>("wsClients"),
 		rpc,
 		child,
 		output: () => out,
