@@ -946,6 +946,34 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 				value: { accounts: null, err: sim.err, innerInstructions: null, loadedAccountsDataSize: 0, logs: sim.logs, replacementBlockhash: sim.replacement, returnData: null, unitsConsumed: sim.units },
 			};
 		},
+		getSignaturesForAddress: p => {
+			const address = pubkey(p[0]).toBase58();
+			const cfg = p[1] as Cfg;
+			const c = commitmentOf(cfg);
+			atLeastConfirmed(c);
+			const limit = cfg?.limit === undefined ? 1000 : Number(cfg.limit);
+			if (!(limit >= 1 && limit <= 1000)) throw invalidParams("Invalid limit; max 1000");
+			const head = headFor(c).slot;
+			// Newest first: by slot, and within a block from its last transaction to its first.
+			const found: Array<{ r: TxRecord; block: Block }> = [];
+			for (const block of chain) {
+				if (block.slot > head) break;
+				for (const r of block.txs) if (r.tx.message.staticAccountKeys.some(k => k.toBase58() === address)) found.push({ r, block });
+			}
+			found.reverse();
+			let start = 0;
+			if (cfg?.before) {
+				const i = found.findIndex(f => f.r.signature === cfg.before);
+				start = i < 0 ? found.length : i + 1;
+			}
+			const out: unknown[] = [];
+			for (const { r, block } of found.slice(start)) {
+				if (cfg?.until && r.signature === cfg.until) break;
+				if (out.length >= limit) break;
+				out.push({ blockTime: block.blockTime, confirmationStatus: block.slot <= finalizedSlot ? "finalized" : "confirmed", err: r.err, memo: null, signature: r.signature, slot: block.slot });
+			}
+			return out;
+		},
 		requestAirdrop: p => airdrop(pubkey(p[0]), BigInt(Number(p[1]))),
 	};
 

@@ -353,6 +353,7 @@ describeNode("Solana test node (litesvm behind a JSON-RPC facade)", () => {
 			["getSlot", [], d => d.result],
 			["getBlockHeight", [], d => d.result],
 			["getBalance", [to.toBase58()], d => d.result],
+			["getSignaturesForAddress", [to.toBase58(), { limit: 1 }], d => d.result],
 			// As published, this example has "id" inside "result": its value is compared.
 			["getTokenAccountBalance", [ata.toBase58()], d => (d.result as { value: unknown }).value],
 		];
@@ -450,5 +451,28 @@ describeNode("Solana test node (litesvm behind a JSON-RPC facade)", () => {
 		expect(Object.keys(accounts.transactions[0].meta).sort()).toEqual(["err", "fee", "postBalances", "postTokenBalances", "preBalances", "preTokenBalances", "status"]);
 		const none = (await node.rpc("getBlock", [slot, { commitment: "confirmed", transactionDetails: "none", rewards: false }])).result as Record<string, unknown>;
 		expect(Object.keys(none).sort()).toEqual(["blockHeight", "blockTime", "blockhash", "parentSlot", "previousBlockhash"]);
+	});
+
+	it("getSignaturesForAddress: newest first, failed ones included, before / until / limit, up to the commitment's head", async () => {
+		const to = Keypair.generate().publicKey;
+		const sent: string[] = [];
+		for (const lamports of [1_000_000_000, 2_000_000_000]) {
+			sent.push(await node.send([SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports })], [payer]));
+			await node.produceBlock();
+		}
+		// A failing one in the same block as a good one: both touch `to`, both listed.
+		sent.push(await node.send([SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1_000_000_000_000 })], [payer]));
+		sent.push(await node.send([SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 3_000_000_000 })], [payer]));
+		await node.produceBlock();
+		const all = await conn.getSignaturesForAddress(to, {}, "confirmed");
+		expect(all.map(s => s.signature)).toEqual([...sent].reverse());
+		expect(all[1].err).toEqual({ InstructionError: [0, { Custom: 1 }] });
+		expect(all.every(s => s.confirmationStatus === "confirmed" && typeof s.blockTime === "number")).toBe(true);
+		expect((await conn.getSignaturesForAddress(to, { limit: 2 }, "confirmed")).map(s => s.signature)).toEqual([sent[3], sent[2]]);
+		expect((await conn.getSignaturesForAddress(to, { before: sent[2] }, "confirmed")).map(s => s.signature)).toEqual([sent[1], sent[0]]);
+		expect((await conn.getSignaturesForAddress(to, { until: sent[1] }, "confirmed")).map(s => s.signature)).toEqual([sent[3], sent[2]]);
+		expect(await conn.getSignaturesForAddress(to, {}, "finalized")).toEqual([]);
+		await node.finalize();
+		expect((await conn.getSignaturesForAddress(to, {}, "finalized")).map(s => s.confirmationStatus)).toEqual(["finalized", "finalized", "finalized", "finalized"]);
 	});
 });
