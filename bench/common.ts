@@ -382,3 +382,116 @@ export function intentBody(t: Target): string {
 		metadata: { orderId: "1234" },
 	});
 }
+
+export function percentile(sorted: number[], p: number): number {
+	if (sorted.length === 0) return NaN;
+	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export interface CheckoutRow {
+	address: string;
+	tokenId: string;
+	/** The checkout's amount, a decimal string of the token. */
+	amount: string;
+}
+
+/**
+ * `n` open checkouts inserted directly, as a checkout creates them (a payment link, transaction and
+ * deposit address row each, multi-row INSERTs; sandbox mode, no payment intents): the watcher
+ * benches' 100,000 deposit addresses in seconds. `row(i)` gives each one's address (not derived:
+ * the watcher only compares them), token and amount. Returns the addresses in order.
+ */
+export async function insertCheckouts(databaseUrl: string, n: number, o: { chainType: string; networkId: string; row: (i: number) => CheckoutRow }): Promise<string[]> {
+	const conn = await mysql.createConnection(databaseUrl);
+	const org = crypto.randomUUID();
+	const now = new Date();
+	const expires = new Date(now.getTime() + 24 * 3_600_000);
+	const addresses: string[] = [];
+	try {
+		for (let start = 0; start < n; start += 2_000) {
+			const links: unknown[][] = [];
+			const txs: unknown[][] = [];
+			const deps: unknown[][] = [];
+			for (let i = start; i < Math.min(n, start + 2_000); i++) {
+				const linkId = crypto.randomUUID();
+				const txId = crypto.randomUUID();
+				const depId = crypto.randomUUID();
+				const { address, tokenId, amount } = o.row(i);
+				addresses.push(address);
+				links.push([linkId, org, "sandbox", null, false, `bench${crypto.randomBytes(9).toString("hex")}`, "bench", amount, tokenId, o.networkId, "active", null, null, null, true, null, null, null, now, now, null]);
+				txs.push([txId, org, "sandbox", linkId, null, tokenId, o.networkId, "0", amount, amount, "0", "0", null, depId, address, "pending", false, null, null, null, expires, null, null, now, now, "0", null, null]);
+				deps.push([depId, o.chainType, o.networkId, i, address, "bench", org, txId, now]);
+			}
+			await conn.query(
+				"INSERT INTO payment_links (id, organizationId, mode, intentId, ownedByIntent, slug, title, amount, tokenId, networkId, status, expiresAt, metadata, withdrawalAddresses, singleUse, payerEmail, payerAddress, createdByUserId, createdAt, updatedAt, deletedAt) VALUES ?",
+				[links],
+			);
+			await conn.query(
+				"INSERT INTO transactions (id, organizationId, mode, paymentLinkId, intentId, payerTokenId, payerNetworkId, supportPercent, amount, totalAmount, amountReceived, overpaidAmount, quote, depositAddressId, depositAddress, status, simulated, hash, payerEmail, payerAddress, expiresAt, confirmedAt, completedAt, createdAt, updatedAt, amountConfirming, confirmations, requiredConfirmations) VALUES ?",
+				[txs],
+			);
+			await conn.query("INSERT INTO deposit_addresses (id, chainType, networkId, derivationIndex, address, seedFingerprint, organizationId, transactionId, createdAt) VALUES ?", [deps]);
+		}
+		// The derivation counter past the rows inserted, as the real allocator would leave it.
+		await conn.query("UPDATE deposit_address_counters SET nextIndex = ? WHERE chainType = ?", [n, o.chainType]);
+	} finally {
+		await conn.end();
+	}
+	return addresses;
+}
+
+/** The run's fresh database (prepareRun's name). */
+export async function createRunDatabase(mysqlUrl: string, dbName: string): Promise<void> {
+	const admin = await mysql.createConnection(mysqlUrl);
+	try {
+		await admin.query(`CREATE DATABASE \`${dbName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+	} finally {
+		await admin.end();
+	}
+}
+
+/** The environment of a node the watcher benches run in their own process (createNode), on the run's database and Redis prefix; `extra` says which chain. */
+export function inProcessNodeEnv(run: ReturnType<typeof prepareRun>, redisUrl: string, extra: Record<string, string>): Record<string, string> {
+	return {
+		NODE_ENV: "development",
+		PORT: "0",
+		DATA_DIR: run.dataDir,
+		DATABASE_URL: run.databaseUrl,
+		REDIS_URL: redisUrl,
+		REDIS_PREFIX: run.redisPrefix,
+		LOG_LEVEL: "warn",
+		AUTH_JWT_SECRET: run.secrets.jwt,
+		AUTH_REFRESH_SECRET: run.secrets.refresh,
+		MASTER_KEY: run.secrets.master,
+		...extra,
+	};
+}
+
+/** Counts of the rows a watcher bench waits for. */
+export interface CreditCounters {
+	ChainTransfer: { count(): Promise<number> };
+	TransactionCredit: { count(): Promise<number> };
+}
+
+/** Waits until `total` transfers are credited, or `timeoutS` after `since`; progress every 10 s. */
+export async function awaitCredits(models: CreditCounters, total: number, since: number, timeoutS: number, log: Log): Promise<void> {
+	let detected = false;
+	let lastNote = Date.now();
+	for (;;) {
+		const [d, c] = await Promise.all([models.ChainTransfer.count(), models.TransactionCredit.count()]);
+		if (!detected && d >= total) {
+			detected = true;
+			log(`all ${total} detections stored; ${c} credited so far`);
+		}
+		if (c >= total) return;
+		if (Date.now() - since > timeoutS * 1000) {
+			log(`stopped waiting after ${timeoutS} s: ${d} detections, ${c} credits`);
+			return;
+		}
+		if (Date.now() - lastNote > 10_000) {
+			lastNote = Date.now();
+			log(`${d} detections, ${c} credits`);
+		}
+		await sleep(200);
+	}
+}

@@ -32,7 +32,6 @@ import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
 import { Session } from "node:inspector/promises";
-import mysql from "mysql2/promise";
 import { Contract, JsonRpcProvider, Network, Transaction, Wallet, getAddress, parseUnits } from "ethers";
 import { loadConfig } from "../lib/config";
 import { createNode } from "../lib/node";
@@ -42,7 +41,7 @@ import { contractArtifacts, deployContract } from "../lib/chains/evm/contracts";
 import { networkIdFor, tokenIdFor } from "../lib/networks/catalogue";
 import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 import { formatSummary, summarizeProfile, CpuProfile } from "./cpu-profile";
-import { dropRunState, envInt, freePort, makeLog, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, sleep } from "./common";
+import { awaitCredits, createRunDatabase, dropRunState, envInt, freePort, inProcessNodeEnv, insertCheckouts, makeLog, percentile, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, sleep } from "./common";
 
 const BATCH = 1_000;
 
@@ -71,53 +70,8 @@ const log = makeLog("watcher-evm");
 const NET = networkIdFor("anvil-local");
 const USDC = tokenIdFor("anvil-local", "USDC");
 
-function percentile(sorted: number[], p: number): number {
-	if (sorted.length === 0) return NaN;
-	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
 function randomAddress(): string {
 	return getAddress(`0x${crypto.randomBytes(20).toString("hex")}`);
-}
-
-/** 100,000 open checkouts: link, transaction and deposit address rows, as a checkout creates them. */
-async function insertCheckouts(databaseUrl: string, n: number): Promise<string[]> {
-	const conn = await mysql.createConnection(databaseUrl);
-	const org = crypto.randomUUID();
-	const now = new Date();
-	const expires = new Date(now.getTime() + 24 * 3_600_000);
-	const addresses: string[] = [];
-	try {
-		for (let start = 0; start < n; start += 2_000) {
-			const links: unknown[][] = [];
-			const txs: unknown[][] = [];
-			const deps: unknown[][] = [];
-			for (let i = start; i < Math.min(n, start + 2_000); i++) {
-				const linkId = crypto.randomUUID();
-				const txId = crypto.randomUUID();
-				const depId = crypto.randomUUID();
-				const address = randomAddress();
-				addresses.push(address);
-				links.push([linkId, org, "sandbox", null, false, `bench${crypto.randomBytes(9).toString("hex")}`, "bench", "1", USDC, NET, "active", null, null, null, true, null, null, null, now, now, null]);
-				txs.push([txId, org, "sandbox", linkId, null, USDC, NET, "0", "1", "1", "0", "0", null, depId, address, "pending", false, null, null, null, expires, null, null, now, now, "0", null, null]);
-				deps.push([depId, "evm", NET, i, address, "bench", org, txId, now]);
-			}
-			await conn.query(
-				"INSERT INTO payment_links (id, organizationId, mode, intentId, ownedByIntent, slug, title, amount, tokenId, networkId, status, expiresAt, metadata, withdrawalAddresses, singleUse, payerEmail, payerAddress, createdByUserId, createdAt, updatedAt, deletedAt) VALUES ?",
-				[links],
-			);
-			await conn.query(
-				"INSERT INTO transactions (id, organizationId, mode, paymentLinkId, intentId, payerTokenId, payerNetworkId, supportPercent, amount, totalAmount, amountReceived, overpaidAmount, quote, depositAddressId, depositAddress, status, simulated, hash, payerEmail, payerAddress, expiresAt, confirmedAt, completedAt, createdAt, updatedAt, amountConfirming, confirmations, requiredConfirmations) VALUES ?",
-				[txs],
-			);
-			await conn.query("INSERT INTO deposit_addresses (id, chainType, networkId, derivationIndex, address, seedFingerprint, organizationId, transactionId, createdAt) VALUES ?", [deps]);
-		}
-		// The derivation counter past the rows inserted, as the real allocator would leave it.
-		await conn.query("UPDATE deposit_address_counters SET nextIndex = ? WHERE chainType = 'evm'", [n]);
-	} finally {
-		await conn.end();
-	}
-	return addresses;
 }
 
 interface PhaseTotals extends StepTimings {
@@ -128,7 +82,8 @@ interface PhaseTotals extends StepTimings {
 
 async function main(): Promise<void> {
 	preflight(SETTINGS.mysqlUrl, SETTINGS.redisUrl, []);
-	const { workDir, dataDir, dbName, redisPrefix, databaseUrl, secrets } = prepareRun(SETTINGS.mysqlUrl, "cpg-bench-watcher-");
+	const run = prepareRun(SETTINGS.mysqlUrl, "cpg-bench-watcher-");
+	const { workDir, dbName, redisPrefix, databaseUrl } = run;
 	const total = SETTINGS.blocks * SETTINGS.perBlock;
 	const txsPerBlock = SETTINGS.perBlock / BATCH;
 	let anvil: Awaited<ReturnType<typeof spawnAnvil>> | null = null;
@@ -167,31 +122,19 @@ async function main(): Promise<void> {
 		log(`anvil ${anvil.url} (pid ${anvil.child.pid}); TestToken ${tokenAddress}`);
 
 		// ---- database, checkouts, node
-		const admin = await mysql.createConnection(SETTINGS.mysqlUrl);
-		await admin.query(`CREATE DATABASE \`${dbName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+		await createRunDatabase(SETTINGS.mysqlUrl, dbName);
 		dbCreated = true;
-		await admin.end();
-		const env = {
-			NODE_ENV: "development",
-			PORT: "0",
-			DATA_DIR: dataDir,
-			DATABASE_URL: databaseUrl,
-			REDIS_URL: SETTINGS.redisUrl,
-			REDIS_PREFIX: redisPrefix,
-			LOG_LEVEL: "warn",
-			AUTH_JWT_SECRET: secrets.jwt,
-			AUTH_REFRESH_SECRET: secrets.refresh,
-			MASTER_KEY: secrets.master,
+		const env = inProcessNodeEnv(run, SETTINGS.redisUrl, {
 			RPC_URL_ANVIL_LOCAL: anvil.url,
 			TEST_USDC_ADDRESS: tokenAddress,
 			REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(SETTINGS.required),
 			WATCHER_POLL_MS: String(SETTINGS.pollMs),
-		};
+		});
 		const config = loadConfig(env);
 		// Migrations first (createNode runs them), then the rows, then the watcher sees them all at its first step.
 		broker = await createNode({ config, services: ["networks", "transactions", "watcher-evm"], env, nodeID: `bench-watcher-${crypto.randomBytes(3).toString("hex")}` });
 		let t0 = Date.now();
-		const addresses = await insertCheckouts(databaseUrl, SETTINGS.addresses);
+		const addresses = await insertCheckouts(databaseUrl, SETTINGS.addresses, { chainType: "evm", networkId: NET, row: () => ({ address: randomAddress(), tokenId: USDC, amount: "1" }) });
 		log(`${SETTINGS.addresses} checkouts inserted in ${Date.now() - t0} ms`);
 		t0 = Date.now();
 		await broker.start();
@@ -266,25 +209,7 @@ async function main(): Promise<void> {
 		log(`queued in ${Date.now() - sendStart} ms; waiting for ${total} detections`);
 
 		const { ChainTransfer, TransactionCredit } = app.models;
-		let detectedAt = 0;
-		let lastNote = Date.now();
-		for (;;) {
-			const [d, c] = await Promise.all([ChainTransfer.count(), TransactionCredit.count()]);
-			if (!detectedAt && d >= total) {
-				detectedAt = Date.now();
-				log(`all ${total} detections stored; ${c} credited so far`);
-			}
-			if (c >= total) break;
-			if (Date.now() - sendStart > SETTINGS.creditTimeoutS * 1000) {
-				log(`stopped waiting after ${SETTINGS.creditTimeoutS} s: ${d} detections, ${c} credits`);
-				break;
-			}
-			if (Date.now() - lastNote > 10_000) {
-				lastNote = Date.now();
-				log(`${d} detections, ${c} credits`);
-			}
-			await sleep(200);
-		}
+		await awaitCredits(app.models, total, sendStart, SETTINGS.creditTimeoutS, log);
 		const cpu1 = { self: process.cpuUsage(cpu0.self), anvil: procCpuSeconds(anvil.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
 		let profile: CpuProfile | null = null;
 		if (session) {

@@ -15,7 +15,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { PublicKey, Transaction, type Signer, type TransactionInstruction } from "@solana/web3.js";
 
-const ROOT = path.resolve(__dirname, "../..");
+// The project root; `npm run bench` (bench/watcher-solana.ts) runs this file compiled, from dist/test/helpers.
+const ROOT = ((r: string) => (path.basename(r) === "dist" ? path.dirname(r) : r))(path.resolve(__dirname, "../.."));
 
 export type Commitment = "processed" | "confirmed" | "finalized";
 export type TxErrorJson = string | Record<string, unknown>;
