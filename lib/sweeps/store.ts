@@ -22,6 +22,7 @@ import { uuid } from "../ids";
 import type { Models } from "../../models";
 import { FUNDS_SWEEP_KINDS, OPEN_SWEEP_STATUSES, type Sweep, type SweepKind, type SweepStatus } from "../../models/sweep.model";
 import { forUpdate } from "../payments/store";
+import type { SweepableCheckout } from "./ports";
 import { LeaseLostError, type Lease } from "../watchers/store";
 
 /** The sweep lease a write is made under (lib/watchers/store.ts leases; `networkId` is the lease row's id). */
@@ -37,13 +38,8 @@ export async function assertFence(models: Models, fence: SweepFence, t: Transact
 	if (!row) throw new LeaseLostError(fence.networkId);
 }
 
-export interface PlanItem {
-	transactionId: string;
-	organizationId: string;
-	mode: string;
-	depositAddress: string;
-	derivationIndex: number;
-	tokenId: string;
+/** A checkout the sweeper found sweepable, with the amount it sweeps from it. */
+export interface PlanItem extends Omit<SweepableCheckout, "completedAt"> {
 	amount: string;
 }
 
