@@ -1,0 +1,290 @@
+/**
+ * The TON test node (test/helpers/ton-node.ts) as a client of toncenter's v3 API sees it:
+ * transactions executed by the TVM emulator (@ton/sandbox), grouped into masterchain blocks by the
+ * facade, in ton-index-go's response shapes.
+ */
+import { Address, Cell, beginCell, internal, toNano } from "@ton/core";
+import { startTonNode, type TonNode } from "./ton-node";
+import { SHARD, rawAddress } from "./ton-facade";
+
+/** Nothing here depends on the backend: run once (sqlite project), not twice. */
+const describeNode = process.env.TEST_BACKEND === "mysql" ? describe.skip : describe;
+
+type J = Record<string, any>;
+
+/**
+ * Field names of ton-index-go's models (index/models/blockchain.go, v2.go; json tags without
+ * `omitempty`, so always present), the shapes a client of toncenter's v3 API gets.
+ */
+const TX_FIELDS = ["account", "hash", "lt", "now", "mc_block_seqno", "trace_id", "prev_trans_hash", "prev_trans_lt", "orig_status", "end_status", "total_fees", "total_fees_extra_currencies", "description", "block_ref", "in_msg", "out_msgs", "account_state_before", "account_state_after", "emulated", "finality"];
+const MSG_FIELDS = ["hash", "source", "destination", "value", "value_extra_currencies", "fwd_fee", "ihr_fee", "extra_flags", "created_lt", "created_at", "opcode", "decoded_opcode", "ihr_disabled", "bounce", "bounced", "import_fee", "message_content", "init_state"];
+const BLOCK_FIELDS = ["workchain", "shard", "seqno", "root_hash", "file_hash", "global_id", "version", "after_merge", "before_split", "after_split", "want_merge", "want_split", "key_block", "vert_seqno_incr", "flags", "gen_utime", "start_lt", "end_lt", "validator_list_hash_short", "gen_catchain_seqno", "min_ref_mc_seqno", "prev_key_block_seqno", "vert_seqno", "master_ref_seqno", "rand_seed", "created_by", "tx_count", "masterchain_block_ref", "prev_blocks"];
+const ACCOUNT_STATE_FIELDS = ["hash", "balance", "extra_currencies", "account_status", "frozen_hash", "data_hash", "code_hash"];
+const B64_HASH = /^[A-Za-z0-9+/]{43}=$/;
+const RAW = /^-?\d+:[0-9A-F]{64}$/;
+
+function keys(o: J): string[] {
+	return Object.keys(o).sort();
+}
+
+describeNode("TON test node (@ton/sandbox behind a toncenter v3 facade)", () => {
+	let node: TonNode;
+
+	beforeEach(async () => {
+		node = await startTonNode();
+	});
+	afterEach(async () => {
+		await node.stop();
+	});
+
+	const txsOf = async (seqno: number): Promise<{ transactions: J[]; address_book: J }> => {
+		const r = await node.api<{ transactions: J[]; address_book: J }>(`/api/v3/transactionsByMasterchainBlock?seqno=${seqno}&limit=1000&sort=asc`);
+		expect(r.status).toBe(200);
+		return r.body;
+	};
+
+	it("masterchainInfo: first and last blocks in ton-index-go's Block shape; seal() advances the seqno", async () => {
+		const a = await node.api<J>("/api/v3/masterchainInfo");
+		expect(a.status).toBe(200);
+		expect(keys(a.body)).toEqual(["first", "last"]);
+		expect(keys(a.body.last)).toEqual([...BLOCK_FIELDS].sort());
+		expect(a.body.last).toMatchObject({ workchain: -1, shard: SHARD, seqno: 1000, global_id: -239 });
+		expect(a.body.last.root_hash).toMatch(B64_HASH);
+		expect(typeof a.body.last.gen_utime).toBe("string");
+		expect(typeof a.body.last.start_lt).toBe("string");
+
+		const s1 = await node.seal();
+		const s2 = await node.seal();
+		expect([s1, s2]).toEqual([1001, 1002]);
+		const b = await node.api<J>("/api/v3/masterchainInfo");
+		expect(b.body.last.seqno).toBe(1002);
+		expect(b.body.first.seqno).toBe(1000);
+		expect(b.body.last.prev_blocks).toEqual([{ workchain: -1, shard: SHARD, seqno: 1001 }]);
+		expect(BigInt(b.body.last.start_lt)).toBeGreaterThan(BigInt(a.body.last.end_lt) - 1n);
+
+		const shards = await node.api<J>(`/api/v3/masterchainBlockShards?seqno=1002`);
+		expect(shards.body.blocks.map((x: J) => [x.workchain, x.seqno, x.masterchain_block_ref.seqno])).toEqual([
+			[-1, 1002, 1002],
+			[0, shards.body.blocks[1].seqno, 1002],
+		]);
+		expect((await node.api(`/api/v3/transactionsByMasterchainBlock?seqno=1003`)).status).toBe(404);
+		expect((await node.api(`/api/v3/transactionsByMasterchainBlock?seqno=1003`)).body).toEqual({ error: "masterchain block 1003 not found" });
+	});
+
+	it("a TON payment to an undeployed deposit: pending until sealed, then in the block with its messages, shard block reference and address book", async () => {
+		const payer = await node.wallet({ balance: toNano("100") });
+		const deposit = await node.wallet({ version: "v4" }); // not deployed: no balance, no contract
+		const sent = await node.pay(payer, deposit.friendly, toNano("2.5"), { comment: "order 42" });
+		expect(sent.txs).toHaveLength(2);
+		expect(node.pendingCount()).toBe(2);
+		// Not in any block yet: the indexer shows nothing.
+		const before = await node.api<J>(`/api/v3/transactions?account=${deposit.friendly}&limit=10`);
+		expect(before.body.transactions).toEqual([]);
+
+		const seqno = await node.seal();
+		expect(node.pendingCount()).toBe(0);
+		const { transactions, address_book } = await txsOf(seqno);
+		expect(transactions).toHaveLength(2);
+		for (const t of transactions) {
+			expect(keys(t)).toEqual([...TX_FIELDS].sort());
+			expect(t.mc_block_seqno).toBe(seqno);
+			expect(t.block_ref).toMatchObject({ workchain: 0, shard: SHARD });
+			expect(t.account).toMatch(RAW);
+			expect(t.hash).toMatch(B64_HASH);
+			expect(keys(t.account_state_after)).toEqual([...ACCOUNT_STATE_FIELDS].sort());
+			for (const m of [t.in_msg, ...t.out_msgs]) for (const f of MSG_FIELDS) expect(m).toHaveProperty(f);
+		}
+		const [walletTx, depositTx] = transactions;
+		// The payer's wallet: an external message (no source, no value, import_fee, a normalized hash).
+		expect(walletTx.account).toBe(rawAddress(payer.address));
+		expect(walletTx.in_msg).toMatchObject({ source: null, value: null, created_lt: null, import_fee: "0" });
+		expect(walletTx.in_msg.hash).toBe(sent.messageHash);
+		expect(walletTx.in_msg.hash_norm).toBe(sent.messageHashNorm);
+		expect(walletTx.description).toMatchObject({ type: "ord", aborted: false, compute_ph: { skipped: false, success: true, exit_code: 0 }, action: { success: true, result_code: 0 } });
+		expect(walletTx.out_msgs).toHaveLength(1);
+		expect(walletTx.out_msgs[0]).toMatchObject({ destination: rawAddress(deposit.address), value: "2500000000", bounce: false, bounced: false, opcode: "0x00000000" });
+
+		// The deposit: as on the real chain, a message to an account without code skips the compute
+		// phase (no_state) and the transaction is `aborted`, yet the value is credited and stays.
+		expect(depositTx.account).toBe(rawAddress(deposit.address));
+		expect(depositTx).toMatchObject({ orig_status: "nonexist", end_status: "uninit", trace_id: walletTx.hash });
+		expect(depositTx.description).toMatchObject({ aborted: true, credit_ph: { credit: "2500000000" }, compute_ph: { skipped: true, reason: "no_state" } });
+		expect(depositTx.description.bounce).toBeUndefined();
+		expect(depositTx.in_msg).toMatchObject({ source: rawAddress(payer.address), value: "2500000000", bounce: false, bounced: false });
+		expect(depositTx.in_msg.message_content.decoded).toEqual({ type: "text_comment", "@type": "text_comment", comment: "order 42" });
+		expect(depositTx.in_msg.hash).toBe(walletTx.out_msgs[0].hash);
+		expect(depositTx.account_state_after).toMatchObject({ balance: "2500000000", account_status: "uninit", code_hash: null });
+		expect(node.balance(deposit.address)).toBe(2_500_000_000n);
+
+		// Address book: wallet and undeployed account non-bounceable (UQ..), keyed by the raw form.
+		expect(address_book[rawAddress(payer.address)]).toEqual({ user_friendly: payer.address.toString({ urlSafe: true, bounceable: false }), domain: null, interfaces: ["wallet_v4r2"] });
+		expect(address_book[rawAddress(deposit.address)]).toEqual({ user_friendly: deposit.friendly, domain: null, interfaces: [] });
+
+		// The same transactions through /transactions filters and by message hash.
+		const byAccount = await node.api<J>(`/api/v3/transactions?account=${rawAddress(deposit.address)}`);
+		expect(byAccount.body.transactions.map((t: J) => t.hash)).toEqual([depositTx.hash]);
+		const byMc = await node.api<J>(`/api/v3/transactions?mc_seqno=${seqno}&sort=asc`);
+		expect(byMc.body.transactions.map((t: J) => t.hash)).toEqual([walletTx.hash, depositTx.hash]);
+		const byNorm = await node.api<J>(`/api/v3/transactionsByMessage?msg_hash=${encodeURIComponent(sent.messageHashNorm)}&direction=in`);
+		expect(byNorm.body.transactions.map((t: J) => t.hash)).toEqual([walletTx.hash]);
+		const hex = Buffer.from(walletTx.out_msgs[0].hash, "base64").toString("hex");
+		const byOut = await node.api<J>(`/api/v3/transactionsByMessage?msg_hash=${hex}`);
+		expect(byOut.body.transactions.map((t: J) => t.hash).sort()).toEqual([walletTx.hash, depositTx.hash].sort());
+	});
+
+	it("a bounceable payment to an undeployed address bounces back; a failed action phase aborts; a rejected external is refused", async () => {
+		const payer = await node.wallet({ balance: toNano("10") });
+		const nobody = await node.wallet();
+		const sent = await node.pay(payer, nobody.address, toNano("1"), { bounce: true });
+		expect(sent.txs).toHaveLength(3);
+		const seqno = await node.seal();
+		const { transactions } = await txsOf(seqno);
+		const [, target, back] = transactions;
+		expect(target.description).toMatchObject({ aborted: true, compute_ph: { skipped: true, reason: "no_state" }, bounce: { type: "ok" } });
+		expect(target.out_msgs).toHaveLength(1);
+		expect(target.out_msgs[0]).toMatchObject({ bounced: true, bounce: false, destination: rawAddress(payer.address), opcode: "0xffffffff" });
+		expect(target.end_status).toBe("nonexist");
+		expect(back.in_msg).toMatchObject({ bounced: true, source: rawAddress(nobody.address) });
+		expect(BigInt(back.in_msg.value)).toBeLessThan(toNano("1"));
+		expect(node.balance(nobody.address)).toBe(0n);
+
+		// More than the balance with mode 1 (no IGNORE_ERRORS): the external is accepted (compute
+		// succeeds, seqno moves), the action phase fails, the transaction is aborted, nothing is sent.
+		const failed = await node.pay(payer, nobody.address, toNano("1000"), { sendMode: 1 });
+		expect(failed.txs).toHaveLength(1);
+		const f = failed.txs[0].json as J;
+		expect(f.description).toMatchObject({ aborted: true, compute_ph: { success: true }, action: { success: false, no_funds: true, result_code: 37 } });
+		expect(f.out_msgs).toEqual([]);
+
+		// A replayed external (same seqno) is not accepted: POST /message answers 500 and nothing runs.
+		const boc = await node.signedBoc(payer, [internal({ to: nobody.address, value: 1n, bounce: false })], { seqno: 0 });
+		const pendingBefore = node.pendingCount();
+		const r = await node.api<J>("/api/v3/message", { boc });
+		expect(r.status).toBe(500);
+		expect(r.body.error).toContain("External message was not accepted");
+		expect(node.pendingCount()).toBe(pendingBefore);
+	});
+
+	it("POST /message runs the wallet's message; walletInformation, account and runGetMethod read the emulator's state", async () => {
+		const payer = await node.wallet({ balance: toNano("10"), version: "v5" });
+		const empty = await node.api<J>(`/api/v3/walletInformation?address=${(await node.wallet()).friendly}`);
+		expect(empty.body).toEqual({ balance: "0", last_transaction_lt: "0", last_transaction_hash: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", status: "uninit" });
+
+		const info0 = await node.api<J>(`/api/v3/walletInformation?address=${payer.friendly}`);
+		expect(info0.body).toMatchObject({ balance: "10000000000", wallet_type: "wallet v5 r1", seqno: 0, status: "active" });
+		const target = await node.wallet();
+		const boc = await node.signedBoc(payer, [internal({ to: target.address, value: toNano("1"), bounce: false })]);
+		const sent = await node.api<J>("/api/v3/message", { boc });
+		expect(sent.status).toBe(200);
+		expect(keys(sent.body)).toEqual(["message_hash", "message_hash_norm"]);
+		const info1 = await node.api<J>(`/api/v3/walletInformation?address=${payer.address.toRawString()}`);
+		expect(info1.body.seqno).toBe(1);
+		expect(BigInt(info1.body.balance)).toBeLessThan(toNano("9"));
+
+		const acc = await node.api<J>(`/api/v3/account?address=${target.friendly}`);
+		expect(acc.body).toMatchObject({ balance: "1000000000", status: "uninit", code: null, data: null });
+
+		const seq = await node.api<J>("/api/v3/runGetMethod", { address: payer.friendly, method: "seqno", stack: [] });
+		expect(seq.body).toEqual({ gas_used: expect.any(Number), exit_code: 0, stack: [{ type: "num", value: "0x1" }] });
+		const uninit = await node.api<J>("/api/v3/runGetMethod", { address: target.friendly, method: "seqno", stack: [] });
+		expect(uninit.body).toEqual({ gas_used: 0, exit_code: -13, stack: [] });
+	});
+
+	it("jettons: mint, then a transfer to a deposit owner: its jetton wallet gets internal_transfer and the owner gets transfer_notification from that wallet; a look-alike master's wallet is another address", async () => {
+		const usdt = await node.deployJetton({ symbol: "USDT", decimals: 6 });
+		const fake = await node.deployJetton({ symbol: "USDT", decimals: 6 });
+		const customer = await node.wallet({ balance: toNano("5") });
+		await node.mint(usdt, customer.address, 100_000_000n);
+		await node.mint(fake, customer.address, 100_000_000n);
+		expect(await node.jettonBalance(usdt, customer.address)).toBe(100_000_000n);
+		await node.seal();
+
+		const deposit = await node.wallet(); // an undeployed deposit owner
+		const depositJw = await node.jettonWalletAddress(usdt, deposit.address);
+		const fakeJw = await node.jettonWalletAddress(fake, deposit.address);
+		expect(depositJw.equals(fakeJw)).toBe(false);
+
+		// get_wallet_address through the API, as a watcher asks the trusted master.
+		const ga = await node.api<J>("/api/v3/runGetMethod", {
+			address: usdt.master.toString(),
+			method: "get_wallet_address",
+			stack: [{ type: "slice", value: beginCell().storeAddress(deposit.address).endCell().toBoc().toString("base64") }],
+		});
+		expect(ga.body.exit_code).toBe(0);
+		expect(ga.body.stack[0].type).toBe("slice");
+		expect(Cell.fromBase64(ga.body.stack[0].value).beginParse().loadAddress().equals(depositJw)).toBe(true);
+
+		const t = await node.jettonTransfer(customer, usdt, deposit.address, 12_500_000n, { comment: "order 7" });
+		const seqno = await node.seal();
+		const { transactions, address_book } = await txsOf(seqno);
+		expect(transactions.map(x => x.hash)).toEqual(t.txs.map(x => x.hash));
+		const internalTransfer = transactions.find(x => x.account === rawAddress(depositJw))!;
+		expect(internalTransfer.in_msg).toMatchObject({ opcode: "0x178d4519", decoded_opcode: "jetton_internal_transfer" });
+		expect(internalTransfer.description).toMatchObject({ aborted: false, compute_ph: { success: true }, action: { success: true } });
+		expect(internalTransfer.orig_status).toBe("nonexist");
+		expect(internalTransfer.end_status).toBe("active");
+		const notification = transactions.find(x => x.account === rawAddress(deposit.address))!;
+		expect(notification.in_msg).toMatchObject({ opcode: "0x7362d09c", decoded_opcode: "jetton_notify", source: rawAddress(depositJw) });
+		// transfer_notification: query_id, amount, sender, forward_payload (Either: the comment inline).
+		const body = Cell.fromBase64(notification.in_msg.message_content.body).beginParse();
+		expect(body.loadUint(32)).toBe(0x7362d09c);
+		body.loadUintBig(64);
+		expect(body.loadCoins()).toBe(12_500_000n);
+		expect(body.loadAddress().equals(customer.address)).toBe(true);
+		expect(address_book[rawAddress(depositJw)].interfaces).toEqual(["jetton_wallet"]);
+		expect(address_book[rawAddress(depositJw)].user_friendly).toBe(depositJw.toString({ urlSafe: true, bounceable: true }));
+		expect(await node.jettonBalance(usdt, deposit.address)).toBe(12_500_000n);
+		expect(await node.jettonBalance(fake, deposit.address)).toBe(0n);
+		expect(await node.jettonBalance(usdt, customer.address)).toBe(87_500_000n);
+
+		const data = await node.api<J>("/api/v3/runGetMethod", { address: depositJw.toString(), method: "get_wallet_data", stack: [] });
+		expect(data.body.stack.map((e: J) => e.type)).toEqual(["num", "slice", "slice", "cell"]);
+		expect(BigInt(data.body.stack[0].value)).toBe(12_500_000n);
+	});
+
+	it("rollback: a sealed block disappears, its seqno is re-used by different content, the emulator's accounts are as before", async () => {
+		const payer = await node.wallet({ balance: toNano("10") });
+		const a = await node.wallet();
+		const b = await node.wallet();
+		await node.seal();
+		const cp = await node.checkpoint();
+		await node.pay(payer, a.address, toNano("1"));
+		const seqno = await node.seal();
+		const first = await txsOf(seqno);
+		expect(first.transactions.some(t => t.account === rawAddress(a.address))).toBe(true);
+		expect(node.balance(a.address)).toBe(toNano("1"));
+
+		await node.rollback(cp);
+		expect(node.lastSeqno()).toBe(seqno - 1);
+		expect((await node.api(`/api/v3/transactionsByMasterchainBlock?seqno=${seqno}`)).status).toBe(404);
+		expect(node.balance(a.address)).toBe(0n);
+		expect(await node.seqno(payer)).toBe(0);
+
+		await node.pay(payer, b.address, toNano("2"));
+		expect(await node.seal()).toBe(seqno);
+		const second = await txsOf(seqno);
+		expect(second.transactions.some(t => t.account === rawAddress(a.address))).toBe(false);
+		expect(second.transactions.some(t => t.account === rawAddress(b.address))).toBe(true);
+		expect(second.transactions[0].hash).not.toBe(first.transactions[0].hash);
+		const info = await node.api<J>("/api/v3/masterchainInfo");
+		expect(info.body.last.seqno).toBe(seqno);
+	});
+
+	it("query parameters as ton-index-go checks them: limit, offset, sort, bad values", async () => {
+		const payer = await node.wallet({ balance: toNano("10") });
+		for (let i = 0; i < 3; i++) await node.pay(payer, (await node.wallet()).address, toNano("0.1"));
+		const seqno = await node.seal();
+		const all = (await txsOf(seqno)).transactions;
+		expect(all).toHaveLength(6);
+		const lts = all.map(t => BigInt(t.lt));
+		expect([...lts].sort((x, y) => (x < y ? -1 : 1))).toEqual(lts);
+		const desc = await node.api<J>(`/api/v3/transactionsByMasterchainBlock?seqno=${seqno}&limit=2&offset=1`);
+		expect(desc.body.transactions.map((t: J) => t.hash)).toEqual([all[4].hash, all[3].hash]);
+		const dflt = await node.api<J>(`/api/v3/transactions?limit=1001`);
+		expect(dflt.status).toBe(422);
+		expect(dflt.body).toEqual({ error: "limit is not allowed: 1001 > 1000" });
+		expect((await node.api(`/api/v3/transactions?sort=up`)).status).toBe(422);
+		expect((await node.api(`/api/v3/transactionsByMessage`)).status).toBe(422);
+		expect((await node.api<J>(`/api/v3/walletInformation?address=${Address.parse(node.faucet.friendly).toRawString()}`)).body.wallet_type).toBe("wallet v4 r2");
+	});
+});
