@@ -189,3 +189,151 @@ describe("jetton sweeps with batched top-ups", () => {
 		console.log(`sweep-ton: jetton sweep x20: top-ups ${topUps.total}, top-up tx fee ${topUpFee} (incl. deploying the sweeper), excesses back ${excesses} (fees of the first sweep's 4 txs: ${feesFirst}; most a deposit burned ${mostBurned}), sweeper spent ${spent} = ${perDeposit} nanotons per swept deposit`);
 	});
 });
+
+describe("exact withdrawals", () => {
+	it("pays exactly the amount in TON, fees on top from the paying wallet", async () => {
+		const { chain, treasury } = await world();
+		const d = await deposit(1);
+		const payee = Address.parseRaw(walletAddress(MERCHANT_KEY, "v4r2"));
+		await pay(treasury, d.addr, toNano("2"));
+		const amount = 1_234_567_891n;
+		const before = await balanceOf(chain, d.addr);
+		const msg = buildTonPayment({ wallet: { key: d.key, version: "v4r2", seqno: 0, deployed: false, address: d.address }, balance: before, payee: payee.toString({ bounceable: false }), amount, validUntil: T0 + TTL });
+		const txs = await send(chain, msg);
+		const out = txs[0].outMessages.get(0)!;
+		expect(out.info.type === "internal" && out.info.value.coins).toBe(amount);
+		const fwd = out.info.type === "internal" ? out.info.forwardFee : 0n;
+		expect(await balanceOf(chain, d.addr)).toBe(before - amount - txs[0].totalFees.coins - fwd);
+		expect(await stateOf(chain, d.addr)).toBe("active");
+		expect(await balanceOf(chain, payee)).toBe(amount - txs[1].totalFees.coins);
+	});
+
+	it("pays exactly the amount in jettons, the rest stays, excesses to the paying wallet", async () => {
+		const { chain, treasury, mint, jettonWalletOf, jettonBalance } = await jettonWorld();
+		const hot = Address.parseRaw(walletAddress(SWEEPER_KEY, "v5r1"));
+		const payee = Address.parseRaw(walletAddress(MERCHANT_KEY, "v4r2"));
+		await pay(treasury, hot, toNano("5"));
+		await mint(hot, 50_000_000n);
+		const jw = await jettonWalletOf(hot);
+		const msg = buildJettonPayment({
+			wallet: { key: SWEEPER_KEY, version: "v5r1", seqno: 0, deployed: false }, jettonWallet: jw.address.toString(), jettonBalance: 50_000_000n,
+			tonBalance: await balanceOf(chain, hot), payee: payee.toString(), amount: 12_345_678n, validUntil: T0 + TTL,
+		});
+		expect(msg.remainingAmount).toBe(50_000_000n - 12_345_678n);
+		const txs = await send(chain, msg);
+		for (const t of txs) expect(computeOk(t)).toBe(true);
+		expect(await jettonBalance(payee)).toBe(12_345_678n);
+		expect(await jettonBalance(hot)).toBe(50_000_000n - 12_345_678n);
+		expect(opOf(txs[txs.length - 1].inMessage!.body)).toBe(OP_JETTON_EXCESSES);
+		expect((txs[txs.length - 1].inMessage!.info.dest as Address).equals(hot)).toBe(true);
+	});
+});
+
+describe("expiry and replays", () => {
+	it("an expired message is refused by the wallet; the verdict says dead only once a block past validUntil is seen", async () => {
+		const { chain, treasury } = await world();
+		const d = await deposit(2);
+		await pay(treasury, d.addr, toNano("1"));
+		const balance = await balanceOf(chain, d.addr);
+		const msg = buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: false, balance }, destination: walletAddress(MERCHANT_KEY, "v4r2"), validUntil: T0 + TTL });
+		const verdictAt = (utime: number, found = false) => sendVerdict({ found, walletSeqno: 0, masterchainUtime: utime, seqno: msg.seqno, validUntil: msg.validUntil });
+		// Not accepted yet, still valid: pending, whatever the wait.
+		expect(verdictAt(T0 + TTL - 1)).toBe("pending");
+		expect(verdictAt(T0 + TTL)).toBe("pending");
+		chain.now = T0 + TTL; // the wallet refuses at valid_until itself
+		await expect(chain.sendMessage(Cell.fromBase64(msg.boc))).rejects.toThrow();
+		chain.now = T0 + TTL + 1;
+		await expect(chain.sendMessage(Cell.fromBase64(msg.boc))).rejects.toThrow();
+		// Nothing happened: still undeployed, balance whole.
+		expect(await stateOf(chain, d.addr)).toBe("uninit");
+		expect(await balanceOf(chain, d.addr)).toBe(balance);
+		expect(verdictAt(T0 + TTL + 1)).toBe("dead");
+		// Re-signed over a new validUntil: accepted.
+		const again = buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: false, balance }, destination: walletAddress(MERCHANT_KEY, "v4r2"), validUntil: T0 + 2 * TTL });
+		expect(again.hash).not.toBe(msg.hash);
+		const txs = await send(chain, again);
+		expect(computeOk(txs[0])).toBe(true);
+		expect(await stateOf(chain, d.addr)).toBe("nonexist");
+		expect(sendVerdict({ found: true, walletSeqno: 0, masterchainUtime: T0 + 2 * TTL + 5, seqno: 0, validUntil: again.validUntil })).toBe("landed");
+	});
+
+	it("a message replayed with the same seqno is not executed twice; one superseded by another message of that seqno is not 'dead'", async () => {
+		const { chain, treasury } = await world();
+		const d = await deposit(3);
+		const payee = walletAddress(MERCHANT_KEY, "v4r2");
+		await pay(treasury, d.addr, toNano("3"));
+		const wallet = { key: d.key, version: "v4r2" as const, seqno: 0, deployed: false };
+		const first = buildTonPayment({ wallet, balance: toNano("3"), payee, amount: toNano("1"), validUntil: T0 + TTL });
+		// A second message signed with the same seqno (a crash between signing and recording, say).
+		const rival = buildTonPayment({ wallet, balance: toNano("3"), payee, amount: toNano("0.5"), validUntil: T0 + TTL });
+		await send(chain, first);
+		const afterFirst = await balanceOf(chain, d.addr);
+		await expect(chain.sendMessage(Cell.fromBase64(first.boc))).rejects.toThrow();
+		await expect(chain.sendMessage(Cell.fromBase64(rival.boc))).rejects.toThrow();
+		expect(await balanceOf(chain, d.addr)).toBe(afterFirst);
+		const seqno = (await chain.runGetMethod(d.addr, "seqno")).stackReader.readNumber();
+		expect(seqno).toBe(1);
+		const past = T0 + TTL + 1;
+		expect(sendVerdict({ found: false, walletSeqno: seqno, masterchainUtime: past, seqno: rival.seqno, validUntil: rival.validUntil })).toBe("superseded");
+		expect(sendVerdict({ found: false, walletSeqno: seqno, masterchainUtime: T0 + 10, seqno: rival.seqno, validUntil: rival.validUntil })).toBe("pending");
+		expect(sendVerdict({ found: true, walletSeqno: seqno, masterchainUtime: T0 + 10, seqno: first.seqno, validUntil: first.validUntil })).toBe("landed");
+		// A destroyed wallet reads as seqno 0 again: an expired message of seqno 3 is superseded, not dead.
+		expect(sendVerdict({ found: false, walletSeqno: 0, masterchainUtime: past, seqno: 3, validUntil: T0 + TTL })).toBe("superseded");
+	});
+
+	it("the sweeper's next top-up message uses the next seqno and is accepted", async () => {
+		const { chain, treasury } = await world();
+		const sweeper = walletAddress(SWEEPER_KEY, "v5r1");
+		await pay(treasury, Address.parseRaw(sweeper), toNano("3"));
+		const deps = await Promise.all([deposit(40), deposit(41)]);
+		const a = buildTopUps({ sweeper: { key: SWEEPER_KEY, version: "v5r1", seqno: 0, deployed: false }, deposits: [{ address: deps[0].address }], validUntil: T0 + TTL });
+		await send(chain, a);
+		const b = buildTopUps({ sweeper: { key: SWEEPER_KEY, version: "v5r1", seqno: 1, deployed: true }, deposits: [{ address: deps[1].address, amount: 123n * 1_000_000n }], validUntil: T0 + TTL });
+		expect(b.deploys).toBe(false);
+		await send(chain, b);
+		expect(await balanceOf(chain, deps[0].addr)).toBe(JETTON_SWEEP_TON);
+		expect(await balanceOf(chain, deps[1].addr)).toBe(123_000_000n);
+	});
+});
+
+describe("limits and refusals", () => {
+	it("refuses dust and an unfunded jetton sweep with SweepRefused", async () => {
+		const d = await deposit(5);
+		const merchant = walletAddress(MERCHANT_KEY, "v4r2");
+		const refusal = (f: () => unknown) => {
+			try {
+				f();
+			} catch (e) {
+				expect(e).toBeInstanceOf(SweepRefused);
+				return (e as SweepRefused).reason;
+			}
+			throw new Error("not refused");
+		};
+		expect(refusal(() => buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: false, balance: TON_SWEEP_MIN_BALANCE - 1n }, destination: merchant, validUntil: T0 }))).toBe("dust");
+		expect(buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: false, balance: TON_SWEEP_MIN_BALANCE }, destination: merchant, validUntil: T0 }).balance).toBe(TON_SWEEP_MIN_BALANCE);
+		const jettonDeposit = { key: d.key, seqno: 0, deployed: false, jettonWallet: merchant, jettonAmount: 5n, tonBalance: JETTON_SWEEP_TON - 1n };
+		expect(refusal(() => buildJettonSweep({ deposit: jettonDeposit, destination: merchant, responseDestination: merchant, validUntil: T0 }))).toBe("gas");
+		expect(refusal(() => buildTonPayment({ wallet: { key: d.key, version: "v4r2", seqno: 0, deployed: false }, balance: toNano("1"), payee: merchant, amount: toNano("1"), validUntil: T0 }))).toBe("dust");
+		expect(refusal(() => buildJettonPayment({ wallet: { key: d.key, version: "v4r2", seqno: 0, deployed: false }, jettonWallet: merchant, jettonBalance: 4n, tonBalance: toNano("1"), payee: merchant, amount: 5n, validUntil: T0 }))).toBe("dust");
+		// Wrong key for the address, or an undeployed wallet with a seqno: not signed.
+		expect(() => buildTonSweep({ deposit: { key: d.key, address: merchant, seqno: 0, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 })).toThrow(/not the key/);
+		expect(() => buildTonSweep({ deposit: { key: d.key, seqno: 2, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 })).toThrow(/seqno 0/);
+	});
+
+	it("batches: 4 messages per v4R2 external, 255 per v5R1; 255 top-ups run in one transaction", async () => {
+		expect([maxTopUpsPerMessage("v4r2"), maxTopUpsPerMessage("v5r1")]).toEqual([MAX_V4R2_MESSAGES, MAX_V5R1_MESSAGES]);
+		expect(batches([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
+		const { chain, treasury } = await world();
+		const sweeper = walletAddress(SWEEPER_KEY, "v5r1");
+		await pay(treasury, Address.parseRaw(sweeper), toNano("100"));
+		const targets = Array.from({ length: 256 }, (_, i) => ({ address: `0:${(i + 1).toString(16).padStart(64, "0")}`, amount: 1_000_000n }));
+		const sw = { key: SWEEPER_KEY, version: "v5r1" as const, seqno: 0, deployed: false };
+		expect(() => buildTopUps({ sweeper: sw, deposits: targets, validUntil: T0 + TTL })).toThrow(SweepRefused);
+		expect(() => buildTopUps({ sweeper: { ...sw, version: "v4r2" }, deposits: targets.slice(0, 5), validUntil: T0 + TTL })).toThrow(SweepRefused);
+		const full = buildTopUps({ sweeper: sw, deposits: targets.slice(0, 255), validUntil: T0 + TTL });
+		const r = await chain.sendMessage(Cell.fromBase64(full.boc));
+		expect(computeOk(r.transactions[0])).toBe(true);
+		expect(r.transactions[0].outMessagesCount).toBe(255);
+		console.log(`255 top-ups: ${full.cells} cells, ${full.bits} bits, sweeper tx fee ${r.transactions[0].totalFees.coins}`);
+	});
+});
