@@ -43,12 +43,15 @@ export const MAX_EXTERNAL_BITS = 1 << 21;
 export const MAX_EXTERNAL_CELLS = 1 << 13;
 
 /**
- * Fee bounds, measured on @ton/sandbox with its default (mainnet) config and rounded up
- * (test/lib/chains/ton/sweep.test.ts prints and checks them; docs/withdrawals.md gives the figures):
- * - a deposit's first message (deploy + one message, mode 128) costs about 0.0024 TON;
- * - a jetton sweep burns about 0.017 TON in the deposit and the two jetton wallets, and the
- *   reference jetton wallet refuses a transfer carrying less than forward_ton_amount +
- *   2 × 0.01 gas + 0.01 storage + forward fees (it bounces it), so a deposit needs 0.04 TON.
+ * Fee bounds, measured on @ton/sandbox with its default (mainnet) config (test/lib/chains/ton/
+ * sweep.test.ts prints them; docs/withdrawals.md "TON sweeps" gives the figures):
+ * - a deposit's first message (deploy + one message, mode 128) costs 0.0054 TON: a TON sweep is
+ *   refused below about twice that;
+ * - a jetton sweep burns about 0.014 TON of fees in the deposit and the two jetton wallets, and
+ *   the reference jetton wallet keeps its fixed 0.01 TON gas figure (and 0.01 TON storage when it
+ *   deploys the merchant's jetton wallet): the worst sweep of 20 burned 0.039 TON. It also
+ *   bounces a transfer carrying less than forward_ton_amount + 2 x 0.01 + 0.01 + forward fees.
+ *   0.05 TON covers both with a margin; the unused part comes back as excesses.
  */
 export const TON_SWEEP_MIN_BALANCE = 10_000_000n;
 /** What a deposit must hold for its jetton sweep (the top-up sent when it holds nothing). */
