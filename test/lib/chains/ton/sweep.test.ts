@@ -5,7 +5,7 @@
  * jetton minter and wallets are the reference jetton code shipped in @ton-community/assets-sdk
  * (not the exact USDT-on-TON contract). No database: runs the same in both jest projects.
  */
-import { Address, Cell, beginCell, toNano, type Transaction } from "@ton/core";
+import { Address, Cell, beginCell, loadMessage, storeMessage, toNano, type Transaction } from "@ton/core";
 import { Blockchain, type SandboxContract, type TreasuryContract } from "@ton/sandbox";
 import { JettonMinter, JettonWallet } from "@ton-community/assets-sdk";
 import { tonCodec } from "../../../../lib/chains/ton/codec";
@@ -46,7 +46,11 @@ async function send(chain: Blockchain, m: SignedTonMessage) {
 	const r = await chain.sendMessage(cell);
 	const first = r.transactions[0];
 	expect(first.inMessage?.info.type).toBe("external-in");
-	expect(normalizedHash(beginCell().store((b) => b.storeBuilder(cell.asBuilder())).endCell())).toBe(m.hash);
+	// The hash a relayer and an indexer compute for the message the wallet executed (TEP-467, the
+	// TON docs' recipe): the inbound message with no source, no import fee, no init, body by reference.
+	const inMsg = first.inMessage!;
+	const normalized = beginCell().store(storeMessage({ info: { type: "external-in", src: null, dest: inMsg.info.dest as Address, importFee: 0n }, init: null, body: inMsg.body }, { forceRef: true })).endCell();
+	expect(normalized.hash().toString("hex")).toBe(m.hash);
 	return r.transactions;
 }
 
@@ -190,6 +194,31 @@ describe("jetton sweeps with batched top-ups", () => {
 	});
 });
 
+describe("jetton sweep without enough gas", () => {
+	it("the reference jetton wallet bounces an underfunded transfer: no jetton moves, the TON comes back to the deposit's address", async () => {
+		const { chain, treasury, mint, jettonWalletOf, jettonBalance } = await jettonWorld();
+		const d = await deposit(7);
+		const merchant = Address.parseRaw(walletAddress(MERCHANT_KEY, "v4r2"));
+		await mint(d.addr, 777n);
+		await pay(treasury, d.addr, 20_000_000n); // 0.02 TON: below what the jetton wallet demands
+		const jw = await jettonWalletOf(d.addr);
+		// The builder is told the balance is enough (a stale read): the chain refuses, nothing is lost.
+		const msg = buildJettonSweep({
+			deposit: { key: d.key, seqno: 0, deployed: false, jettonWallet: jw.address.toString(), jettonAmount: 777n, tonBalance: JETTON_SWEEP_TON },
+			destination: merchant.toString(), responseDestination: walletAddress(SWEEPER_KEY, "v5r1"), validUntil: T0 + TTL,
+		});
+		const txs = await send(chain, msg);
+		expect(computeOk(txs[0])).toBe(true);
+		expect(computeOk(txs[1])).toBe(false);
+		expect(await jettonBalance(d.addr)).toBe(777n);
+		expect(await jettonBalance(merchant)).toBe(0n);
+		// The bounce lands at the destroyed deposit's address, which keeps it (uninit) for the next sweep.
+		const back = await balanceOf(chain, d.addr);
+		expect(back).toBeGreaterThan(0n);
+		expect(await stateOf(chain, d.addr)).toBe("uninit");
+	});
+});
+
 describe("exact withdrawals", () => {
 	it("pays exactly the amount in TON, fees on top from the paying wallet", async () => {
 		const { chain, treasury } = await world();
@@ -297,6 +326,21 @@ describe("expiry and replays", () => {
 });
 
 describe("limits and refusals", () => {
+	it("the normalized hash ignores what a relayer may change (source, import fee, state init, body inline or by reference)", async () => {
+		const d = await deposit(6);
+		const m = buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: false, balance: toNano("1") }, destination: walletAddress(MERCHANT_KEY, "v4r2"), validUntil: T0 });
+		const parsed = loadMessage(Cell.fromBase64(m.boc).beginParse());
+		expect(parsed.init).toBeTruthy();
+		const { dest } = parsed.info as { dest: Address };
+		const body = parsed.body;
+		const variant = beginCell().store(storeMessage({ info: { type: "external-in", src: null, dest, importFee: 12345n }, init: null, body }, { forceRef: false })).endCell();
+		expect(normalizedHash(variant)).toBe(m.hash);
+		const other = buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: true, balance: toNano("1") }, destination: walletAddress(MERCHANT_KEY, "v4r2"), validUntil: T0 });
+		// Same signed body (the state init is not signed): same hash with or without it.
+		expect(other.hash).toBe(m.hash);
+		expect(() => normalizedHash(beginCell().storeUint(0, 1).endCell())).toThrow();
+	});
+
 	it("refuses dust and an unfunded jetton sweep with SweepRefused", async () => {
 		const d = await deposit(5);
 		const merchant = walletAddress(MERCHANT_KEY, "v4r2");
