@@ -8,13 +8,17 @@
  * init deployment, jetton contracts, gas and forward fees, bounces, aborted transactions), so
  * transactions, their hashes, phases, messages, balances and get-method results come from the TVM.
  * What this file invents: blocks. The sandbox has none; every transaction it executes is pending
- * until `seal()` puts all pending transactions into the next masterchain block (one workchain-0
+ * until `seal()` puts the pending transactions into the next masterchain block (one workchain-0
  * shard block referenced by it), which gives `mc_block_seqno`, `block_ref`, `masterchainInfo` and
- * the block lists. Also invented: block hashes, trace ids (the root transaction's hash), the address
- * book's interfaces (by code hash, for the contracts the node knows) and rollback (`rollback()`).
+ * the block lists. Also invented: block hashes, trace ids (the root transaction's hash), when an
+ * accepted external message runs (`externals`), the hop delay (`hopBlocks`) and rollback.
  *
  * Shapes: written after ton-index-go's models (index/models/blockchain.go, response.go, v2.go,
- * types.go) and handlers (main.go, index/crud/*.go, index/proxy.go), github.com/toncenter/ton-indexer.
+ * types.go) and handlers (main.go, index/crud/*.go, index/proxy.go), github.com/toncenter/ton-indexer,
+ * and checked against a real answer published in the TON docs (ton-org/docs, cookbook/traces.mdx):
+ * where newer ton-index-go code adds fields that answer lacks (`finality`, `decoded_opcode`,
+ * `extra_flags`, the address book's `interfaces`, `"@type"` in a decoded comment), the facade
+ * answers as the published example, so no client comes to depend on them.
  */
 import crypto from "node:crypto";
 import http from "node:http";
@@ -39,22 +43,11 @@ const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 1000;
 
 /** Code hashes (base64) of the wallets ton-index-go recognises (index/parse/wallet_parse.go). */
-export const WALLET_CODE_HASHES: Record<string, { type: string; iface: string; v5: boolean }> = {
-	"/rX/aCDi/w2Ug+fg1iyBfYRniftK5YDIeIZtlZ2r1cA=": { type: "wallet v4 r2", iface: "wallet_v4r2", v5: false },
-	"ZN1UgFUixb6KnbWc6gEFzPDQh4bKeb64y3nogKjXMi0=": { type: "wallet v4 r1", iface: "wallet_v4r1", v5: false },
-	"hNr6RJ+Ypph3ibojI1gHK8D3bcRSQAKl0JGLmnXS1Zk=": { type: "wallet v3 r2", iface: "wallet_v3r2", v5: false },
-	"IINLe3KxEhR+Gy+0V7hOdNGjDwT3N9T2KmaOlVLSty8=": { type: "wallet v5 r1", iface: "wallet_v5r1", v5: true },
-};
-
-/** Message opcodes the facade names in `decoded_opcode` (TEP-74 jettons, TON's bounce prefix). */
-const OPCODE_NAMES: Record<number, string> = {
-	0x0f8a7ea5: "jetton_transfer",
-	0x178d4519: "jetton_internal_transfer",
-	0x7362d09c: "jetton_notify",
-	0xd53276db: "excess",
-	0x595f07bc: "jetton_burn",
-	0x7bdd97de: "jetton_burn_notification",
-	0x00000000: "text_comment",
+export const WALLET_CODE_HASHES: Record<string, { type: string; v5: boolean }> = {
+	"/rX/aCDi/w2Ug+fg1iyBfYRniftK5YDIeIZtlZ2r1cA=": { type: "wallet v4 r2", v5: false },
+	"ZN1UgFUixb6KnbWc6gEFzPDQh4bKeb64y3nogKjXMi0=": { type: "wallet v4 r1", v5: false },
+	"hNr6RJ+Ypph3ibojI1gHK8D3bcRSQAKl0JGLmnXS1Zk=": { type: "wallet v3 r2", v5: false },
+	"IINLe3KxEhR+Gy+0V7hOdNGjDwT3N9T2KmaOlVLSty8=": { type: "wallet v5 r1", v5: true },
 };
 
 export type AccountStatus = "active" | "uninit" | "frozen" | "nonexist";
@@ -90,6 +83,10 @@ export interface TxRecord {
 	book: string[];
 	/** The sandbox transaction (tests read phases and messages from it). */
 	tx: BlockchainTransaction;
+	/** Hops from the trace's first transaction (0 for it). */
+	depth: number;
+	/** Sealed blocks when it was executed: with `hopBlocks` it waits `depth * hopBlocks` seals more. */
+	executedAt: number;
 }
 
 export interface McBlock {
@@ -111,11 +108,21 @@ export interface Checkpoint {
 	shardSeqno: number;
 	blocks: number;
 	pending: TxRecord[];
+	deferred: Cell[];
 	states: Map<string, StateInfo>;
 	snapshot: BlockchainSnapshot;
 	clock: number;
 	lastLt: bigint;
 }
+
+/** What POST /api/v3/message does with an external message. */
+export type ExternalsMode =
+	/** Run it at once (the contract must accept it, else 500): its trace is pending until the next seal. */
+	| "execute"
+	/** Check that the contract accepts it now (else 500), answer its hashes, run it at the next `seal()`: by then it may be refused (e.g. past valid_until) and never land. */
+	| "defer"
+	/** Check it as `defer`, answer its hashes, never run it (a message lost between the liteserver and the validators). */
+	| "drop";
 
 export interface TonFacadeOptions {
 	/** Testnet: address book forms `0Q..`/`kQ..`, global_id -3 (default: mainnet, -239). */
@@ -124,6 +131,13 @@ export interface TonFacadeOptions {
 	firstSeqno?: number;
 	/** Seal a block every this many ms (default off: tests call `seal()`). */
 	autoSealMs?: number;
+	/**
+	 * Blocks between the hops of a trace (default 0: a whole trace lands in one block). With 1, a
+	 * transaction `d` messages away from the trace's first one is sealed `d` blocks after it, as
+	 * on the real chain where each hop takes at least a block.
+	 */
+	hopBlocks?: number;
+	externals?: ExternalsMode;
 }
 
 export class HttpError extends Error {
@@ -186,7 +200,7 @@ function decodedBody(body: Cell): Json | null {
 		const s = body.beginParse();
 		if (s.remainingBits < 32 || s.preloadUint(32) !== 0) return null;
 		s.loadUint(32);
-		return { type: "text_comment", "@type": "text_comment", comment: s.loadStringTail() };
+		return { type: "text_comment", comment: s.loadStringTail() };
 	} catch {
 		return null;
 	}
@@ -207,8 +221,6 @@ export class TonFacade {
 	readonly blocks: McBlock[] = [];
 	/** Executed, not yet in a masterchain block. */
 	pending: TxRecord[] = [];
-	/** Interfaces (address book) by code hash, for contracts deployed through the node. */
-	readonly interfaces = new Map<string, string[]>();
 	readonly calls: Record<string, number> = {};
 	private states = new Map<string, StateInfo>();
 	private server?: http.Server;
@@ -220,6 +232,12 @@ export class TonFacade {
 	private readonly firstSeqno: number;
 	private genesisShardSeqno = 500;
 	private queue: Promise<unknown> = Promise.resolve();
+	hopBlocks: number;
+	externals: ExternalsMode;
+	/** External messages waiting for the next seal (mode "defer"). */
+	private deferred: Cell[] = [];
+	/** External messages answered but never run (mode "drop"), and deferred ones refused at seal time: message hashes. */
+	readonly lost: string[] = [];
 	url = "";
 
 	private constructor(bc: Blockchain, storage: LocalBlockchainStorage, opts: TonFacadeOptions) {
@@ -227,7 +245,8 @@ export class TonFacade {
 		this.storage = storage;
 		this.testnet = opts.testnet ?? false;
 		this.firstSeqno = opts.firstSeqno ?? 1000;
-		for (const [h, w] of Object.entries(WALLET_CODE_HASHES)) this.interfaces.set(h, [w.iface]);
+		this.hopBlocks = opts.hopBlocks ?? 0;
+		this.externals = opts.externals ?? "execute";
 		this.hook();
 	}
 
@@ -327,7 +346,11 @@ export class TonFacade {
 		this.states.set(account, after);
 		const hash = b64(tx.hash());
 		let root: BlockchainTransaction = tx;
-		while (root.parent) root = root.parent;
+		let depth = 0;
+		while (root.parent) {
+			root = root.parent;
+			depth++;
+		}
 
 		// The exact message cells (hashes are of these), from the transaction's own cell.
 		const msgCell = tx.raw.refs[0].beginParse();
@@ -354,17 +377,15 @@ export class TonFacade {
 				value_extra_currencies: internal ? {} : null,
 				fwd_fee: internal ? internal.forwardFee.toString() : null,
 				ihr_fee: internal ? internal.ihrFee.toString() : null,
-				extra_flags: internal ? "0" : null,
 				created_lt: info.type === "external-in" ? null : info.createdLt.toString(),
 				created_at: info.type === "external-in" ? null : info.createdAt.toString(),
 				opcode: opcodeText(op),
-				decoded_opcode: op === null ? null : (OPCODE_NAMES[op] ?? null),
 				ihr_disabled: internal ? internal.ihrDisabled : null,
 				bounce: internal ? internal.bounce : null,
 				bounced: internal ? internal.bounced : null,
 				import_fee: info.type === "external-in" ? info.importFee.toString() : null,
 				message_content: { hash: bodyHash, body: m.body.toBoc().toString("base64"), decoded: decodedBody(m.body) },
-				init_state: init ? { hash: b64(init.hash()), body: init.toBoc().toString("base64") } : null,
+				init_state: init ? { hash: b64(init.hash()), body: init.toBoc().toString("base64"), decoded: null } : null,
 			};
 			if (norm) j.hash_norm = norm;
 			return j;
@@ -396,10 +417,9 @@ export class TonFacade {
 			account_state_before: accountStateJson(b64(tx.stateUpdate.oldHash), before),
 			account_state_after: accountStateJson(b64(tx.stateUpdate.newHash), after),
 			emulated: false,
-			finality: "finalized",
 		};
 		if (tx.lt > this.lastLt) this.lastLt = tx.lt;
-		this.pending.push({ account, hash, lt: tx.lt, now: tx.now, mcSeqno: null, shardSeqno: null, json, msgs, book: [...book], tx });
+		this.pending.push({ account, hash, lt: tx.lt, now: tx.now, mcSeqno: null, shardSeqno: null, json, msgs, book: [...book], tx, depth, executedAt: this.blocks.length });
 	}
 
 	// -------------------------------------------------------------------------------------------
@@ -409,8 +429,9 @@ export class TonFacade {
 		const prev = this.blocks[this.blocks.length - 1];
 		const seqno = prev ? prev.seqno + 1 : this.firstSeqno;
 		const shardSeqno = prev ? prev.shardSeqno + 1 : this.genesisShardSeqno;
-		const txs = this.pending.sort((a, b) => (a.lt < b.lt ? -1 : a.lt > b.lt ? 1 : a.account.localeCompare(b.account)));
-		this.pending = [];
+		const ready = (t: TxRecord) => this.blocks.length >= t.executedAt + t.depth * this.hopBlocks;
+		const txs = this.pending.filter(ready).sort((a, b) => (a.lt < b.lt ? -1 : a.lt > b.lt ? 1 : a.account.localeCompare(b.account)));
+		this.pending = this.pending.filter(t => !ready(t));
 		const genUtime = Math.max(this.now(), ...txs.map(t => t.now));
 		const startLt = prev ? prev.endLt + 1n : 0n;
 		const endLt = txs.length ? (txs[txs.length - 1].lt > startLt ? txs[txs.length - 1].lt + 1n : startLt + 1n) : startLt + 1n;
@@ -437,9 +458,32 @@ export class TonFacade {
 		return block;
 	}
 
-	/** Puts every pending transaction into the next masterchain block (and its shard block); returns its seqno. */
+	/**
+	 * Runs the deferred external messages, then puts the pending transactions (all of them, or with
+	 * `hopBlocks` those whose hop is due) into the next masterchain block and its shard block;
+	 * returns its seqno.
+	 */
 	seal(): Promise<number> {
-		return this.exclusive(async () => this.sealNow().seqno);
+		return this.exclusive(async () => {
+			const deferred = this.deferred;
+			this.deferred = [];
+			for (const cell of deferred) {
+				this.blockchain.now = this.now();
+				try {
+					await this.blockchain.sendMessage(cell, { now: this.blockchain.now });
+				} catch {
+					this.lost.push(b64(cell.hash()));
+				}
+			}
+			return this.sealNow().seqno;
+		});
+	}
+
+	/** Seals until no transaction is pending (with `hopBlocks`, a trace needs several blocks); returns the last seqno. */
+	async settle(): Promise<number> {
+		let seqno = await this.seal();
+		while (this.pending.length || this.deferred.length) seqno = await this.seal();
+		return seqno;
 	}
 
 	setAutoSeal(ms: number | null): void {
@@ -461,6 +505,7 @@ export class TonFacade {
 				shardSeqno: last.shardSeqno,
 				blocks: this.blocks.length,
 				pending: [...this.pending],
+				deferred: [...this.deferred],
 				states: new Map(this.states),
 				snapshot: this.blockchain.snapshot(),
 				clock: this.lastNow,
@@ -479,6 +524,7 @@ export class TonFacade {
 			await this.blockchain.loadFrom(cp.snapshot);
 			this.blocks.length = cp.blocks;
 			this.pending = [...cp.pending];
+			this.deferred = [...cp.deferred];
 			this.states = new Map(cp.states);
 			this.lastLt = cp.lastLt;
 			this.blockchain.now = this.now();
@@ -510,8 +556,18 @@ export class TonFacade {
 			}
 			if (msg.info.type !== "external-in") throw new HttpError(500, "LITE_SERVER_UNKNOWN: external message expected");
 			this.blockchain.now = this.now();
+			// "defer" / "drop": the liteserver's check (run it on the current state, keep nothing).
+			const trial = this.externals !== "execute" ? { snapshot: this.blockchain.snapshot(), pending: this.pending.length, states: new Map(this.states), lastLt: this.lastLt } : null;
 			try {
 				await this.blockchain.sendMessage(cell, { now: this.blockchain.now });
+				if (trial) {
+					await this.blockchain.loadFrom(trial.snapshot);
+					this.pending.length = trial.pending;
+					this.states = trial.states;
+					this.lastLt = trial.lastLt;
+					if (this.externals === "defer") this.deferred.push(cell);
+					else this.lost.push(b64(cell.hash()));
+				}
 			} catch (e) {
 				const exit = (e as { exitCode?: number }).exitCode;
 				throw new HttpError(
@@ -629,7 +685,6 @@ export class TonFacade {
 			book[raw] = {
 				user_friendly: a.toString({ urlSafe: true, bounceable, testOnly: this.testnet }),
 				domain: null,
-				interfaces: st.codeHash ? (this.interfaces.get(st.codeHash) ?? []) : [],
 			};
 		}
 		return book;
@@ -672,7 +727,9 @@ function stackEntryJson(item: TupleItem): Json {
 		case "cell":
 			return { type: "cell", value: item.cell.toBoc().toString("base64") };
 		case "slice":
-			return { type: "slice", value: item.cell.toBoc().toString("base64") };
+			// ton-http-api (tvm_valuetypes' serialize_tvm_element) renders a slice as ["cell", {bytes}],
+			// which ton-index-go's DecodeStackEntry passes on as type "cell".
+			return { type: "cell", value: item.cell.toBoc().toString("base64") };
 		case "builder":
 			return { type: "cell", value: item.cell.toBoc().toString("base64") };
 		case "tuple":
@@ -708,7 +765,7 @@ function stackEntryIn(e: { type?: string; value?: unknown }): TupleItem {
 function describe(tx: Transaction): Json {
 	const d = tx.description;
 	if (d.type !== "generic") return { type: d.type === "tick-tock" ? "tick_tock" : d.type };
-	const j: Json = { type: "ord", aborted: d.aborted, destroyed: d.destroyed, credit_first: d.creditFirst, is_tock: false, installed: false };
+	const j: Json = { type: "ord", aborted: d.aborted, destroyed: d.destroyed, credit_first: d.creditFirst };
 	if (d.storagePhase) {
 		j.storage_ph = { storage_fees_collected: d.storagePhase.storageFeesCollected.toString(), ...(d.storagePhase.storageFeesDue != null ? { storage_fees_due: d.storagePhase.storageFeesDue.toString() } : {}), status_change: changeOf(d.storagePhase.statusChange) };
 	}

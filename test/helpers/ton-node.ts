@@ -15,11 +15,10 @@ import { keyPairFromSeed, type KeyPair } from "@ton/crypto";
 import { WalletContractV4, WalletContractV5R1 } from "@ton/ton";
 import { createShardAccount } from "@ton/sandbox";
 import { JettonMinter } from "@ton-community/assets-sdk/dist/jetton/JettonMinter";
-import { JettonWallet } from "@ton-community/assets-sdk/dist/jetton/JettonWallet";
 import { storeJettonMintMessage } from "@ton-community/assets-sdk/dist/jetton/types/JettonMintMessage";
 import { storeJettonTransferMessage } from "@ton-community/assets-sdk/dist/jetton/types/JettonTransferMessage";
 import { internalOnchainContentToCell } from "@ton-community/assets-sdk/dist/utils";
-import { TonFacade, rawAddress, type Checkpoint, type TonFacadeOptions, type TxRecord } from "./ton-facade";
+import { TonFacade, rawAddress, type Checkpoint, type ExternalsMode, type TonFacadeOptions, type TxRecord } from "./ton-facade";
 
 export type WalletVersion = "v4" | "v5";
 
@@ -61,8 +60,16 @@ export interface TonNode {
 	faucet: TestWallet;
 	/** Seals the pending transactions into the next masterchain block; returns its seqno. */
 	seal(): Promise<number>;
+	/** Seals until nothing is pending (deferred externals run, every hop of every trace sealed); returns the last seqno. */
+	settle(): Promise<number>;
 	/** Seals a block every `ms` (null: stop). */
 	autoSeal(ms: number | null): void;
+	/** Blocks between the hops of a trace (0: a whole trace in one block). */
+	setHopBlocks(n: number): void;
+	/** What POST /api/v3/message does: "execute" (default), "defer" (run at the next seal), "drop" (accepted, never run). */
+	setExternals(mode: ExternalsMode): void;
+	/** Hashes of external messages answered by POST /message that never ran (dropped, or refused when their deferred turn came). */
+	lost(): string[];
 	lastSeqno(): number;
 	/** Transactions executed, not yet in a masterchain block. */
 	pendingCount(): number;
@@ -188,10 +195,6 @@ export async function startTonNode(opts: TonNodeOptions = {}): Promise<TonNode> 
 		return r.stackReader.readBigNumber();
 	};
 
-	// The address book names the reference jetton contracts' interfaces (toncenter detects them by their get-methods).
-	facade.interfaces.set(JettonMinter.code.hash().toString("base64"), ["jetton_master"]);
-	facade.interfaces.set(JettonWallet.code.hash().toString("base64"), ["jetton_wallet"]);
-
 	const deployJetton: TonNode["deployJetton"] = async (o = {}) => {
 		const admin = o.admin ?? (await wallet({ balance: toNano("100") }));
 		const symbol = o.symbol ?? "USDT";
@@ -242,7 +245,11 @@ export async function startTonNode(opts: TonNodeOptions = {}): Promise<TonNode> 
 		testnet,
 		faucet,
 		seal: () => facade.seal(),
+		settle: () => facade.settle(),
 		autoSeal: ms => facade.setAutoSeal(ms),
+		setHopBlocks: n => void (facade.hopBlocks = n),
+		setExternals: m => void (facade.externals = m),
+		lost: () => [...facade.lost],
 		lastSeqno: () => facade.blocks[facade.blocks.length - 1].seqno,
 		pendingCount: () => facade.pending.length,
 		checkpoint: () => facade.checkpoint(),
