@@ -220,7 +220,7 @@ describe("jetton sweep without enough gas", () => {
 });
 
 describe("exact withdrawals", () => {
-	it("pays exactly the amount in TON, fees on top from the paying wallet", async () => {
+	it("pays exactly the amount in TON, fees on top; the rest: bounced by an undeployed bounceable payee, swept again at seqno 0, the replay window", async () => {
 		const { chain, treasury } = await world();
 		const d = await deposit(1);
 		const payee = Address.parseRaw(walletAddress(MERCHANT_KEY, "v4r2"));
@@ -235,6 +235,37 @@ describe("exact withdrawals", () => {
 		expect(await balanceOf(chain, d.addr)).toBe(before - amount - txs[0].totalFees.coins - fwd);
 		expect(await stateOf(chain, d.addr)).toBe("active");
 		expect(await balanceOf(chain, payee)).toBe(amount - txs[1].totalFees.coins);
+		// The rest is swept by the now deployed wallet (seqno 1, no state init), destroying it; but to
+		// the payee's BOUNCEABLE form while the payee is not deployed: the value bounces back to the
+		// deposit's address, which keeps it (uninit).
+		const rest = await balanceOf(chain, d.addr);
+		expect(await stateOf(chain, payee)).toBe("uninit");
+		const sweep = buildTonSweep({ deposit: { key: d.key, address: d.address, seqno: 1, deployed: true, balance: rest }, destination: payee.toString({ bounceable: true }), validUntil: T0 + TTL });
+		expect(sweep.deploys).toBe(false);
+		const swept = await send(chain, sweep);
+		expect(computeOk(swept[0])).toBe(true);
+		expect(await stateOf(chain, d.addr)).toBe("uninit");
+		const bounced = await balanceOf(chain, d.addr);
+		expect(bounced).toBeGreaterThan(0n);
+		expect(await balanceOf(chain, payee)).toBe(amount - txs[1].totalFees.coins);
+		// Swept again to the non-bounceable form: redeployed at seqno 0 by the message's state init, then to zero.
+		const again = buildTonSweep({ deposit: { key: d.key, address: d.address, seqno: 0, deployed: false, balance: bounced }, destination: payee.toString({ bounceable: false }), validUntil: T0 + TTL });
+		const last = await send(chain, again);
+		expect(computeOk(last[0])).toBe(true);
+		expect(await stateOf(chain, d.addr)).toBe("nonexist");
+		expect(await balanceOf(chain, payee)).toBeGreaterThan(amount);
+		// The replay window: a destroyed wallet starts again at seqno 0, so until its validUntil the
+		// same bytes sweep a NEW payment too (to the same payee); after it, they are refused.
+		await pay(treasury, d.addr, toNano("1"));
+		const payeeBefore = await balanceOf(chain, payee);
+		const replay = await send(chain, again);
+		expect(computeOk(replay[0])).toBe(true);
+		expect(await stateOf(chain, d.addr)).toBe("nonexist");
+		expect(await balanceOf(chain, payee)).toBeGreaterThan(payeeBefore);
+		await pay(treasury, d.addr, toNano("1"));
+		chain.now = again.validUntil + 1;
+		await expect(chain.sendMessage(Cell.fromBase64(again.boc))).rejects.toThrow();
+		expect(await balanceOf(chain, d.addr)).toBe(toNano("1"));
 	});
 
 	it("pays exactly the amount in jettons, the rest stays, excesses to the paying wallet", async () => {
