@@ -66,9 +66,9 @@ export const CHAIN_SCOPE: SettingScope = {
 		"SWEEP_UTXO_FEE_FLOOR",
 		"SWEEP_UTXO_FEE_CAP",
 	],
-	prefixes: ["RPC_URL_", "RPC_COOKIE_FILE_", "WATCHER_START_BLOCK_", "SWEEP_CONTRACTS_", "EIP7702_"],
-	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "sweeper-evm", "sweeper-bitcoin"],
-	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, sweeper-evm, sweeper-bitcoin)",
+	prefixes: ["RPC_URL_", "RPC_COOKIE_FILE_", "RPC_API_KEY_", "WATCHER_START_BLOCK_", "SWEEP_CONTRACTS_", "EIP7702_"],
+	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "sweeper-evm", "sweeper-bitcoin"],
+	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, sweeper-evm, sweeper-bitcoin)",
 };
 
 export const SETTING_SCOPES: readonly SettingScope[] = [CATALOGUE_SCOPE, CHAIN_SCOPE];

@@ -12,6 +12,8 @@ export interface WatchersConfig {
 	rpcUrls: Record<string, string>;
 	/** RPC_COOKIE_FILE_<SLUG>: Bitcoin Core's `.cookie` file, used for the credentials when the URL has none. */
 	rpcCookieFiles: Record<string, string>;
+	/** RPC_API_KEY_<SLUG>: an API key sent in a header by sources whose API takes one (TON: toncenter's X-API-Key); never logged. */
+	rpcApiKeys?: Record<string, string>;
 	/** How long a watcher owns a network without renewing; a standby takes over after it. */
 	leaseMs: number;
 	/** Pause between two polls of the chain head when the watcher is caught up. */
@@ -94,6 +96,7 @@ export function scrubRpcText(text: string, secrets: readonly string[]): string {
 export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 	const rpcUrls: Record<string, string> = {};
 	const rpcCookieFiles: Record<string, string> = {};
+	const rpcApiKeys: Record<string, string> = {};
 	const startBlocks: Record<string, number> = {};
 	const requiredConfirmations: Record<string, number> = {};
 	for (const [name, value] of Object.entries(env)) {
@@ -110,6 +113,8 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 			rpcUrls[key] = value.trim();
 		} else if (name.startsWith("RPC_COOKIE_FILE_")) {
 			rpcCookieFiles[name.slice("RPC_COOKIE_FILE_".length)] = value.trim();
+		} else if (name.startsWith("RPC_API_KEY_")) {
+			rpcApiKeys[name.slice("RPC_API_KEY_".length)] = value.trim();
 		} else if (name.startsWith("WATCHER_START_BLOCK_")) {
 			startBlocks[name.slice("WATCHER_START_BLOCK_".length)] = int(name, env[name], 0, 0, Number.MAX_SAFE_INTEGER);
 		} else if (name.startsWith("REQUIRED_CONFIRMATIONS_")) {
@@ -120,6 +125,7 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 	return {
 		rpcUrls,
 		rpcCookieFiles,
+		rpcApiKeys,
 		leaseMs,
 		pollMs: int("WATCHER_POLL_MS", env.WATCHER_POLL_MS, 1_000, 50, 600_000),
 		maxRange: int("WATCHER_MAX_RANGE", env.WATCHER_MAX_RANGE, 500, 1, 10_000),
@@ -151,4 +157,9 @@ export function rpcUrlFor(config: WatchersConfig, slug: string): string | null {
 	u.username = encodeURIComponent(cookie.slice(0, colon));
 	u.password = encodeURIComponent(cookie.slice(colon + 1));
 	return u.toString();
+}
+
+/** The API key configured for a network (RPC_API_KEY_<SLUG>), if any. */
+export function rpcApiKeyFor(config: WatchersConfig, slug: string): string | null {
+	return config.rpcApiKeys?.[envSlug(slug)] || null;
 }

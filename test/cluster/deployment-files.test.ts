@@ -36,6 +36,7 @@ const CHAIN_GROUPS: Record<string, string[]> = {
 	"watcher-evm": ["watcher-evm"],
 	"watcher-bitcoin": ["watcher-bitcoin"],
 	"watcher-solana": ["watcher-solana"],
+	"watcher-ton": ["watcher-ton"],
 	sweeper: ["sweeper-evm", "sweeper-bitcoin"],
 };
 
@@ -135,7 +136,7 @@ describe("docker-compose.yml", () => {
 		Object.fromEntries(Object.entries(compose.services[name].environment as Record<string, string>).map(([k, v]) => [k, interpolate(String(v), filled)])) as Env;
 
 	it("has MySQL, Redis, Kafka, the api and core nodes, the watchers and the sweeper, each with a health check", () => {
-		expect(Object.keys(compose.services).sort()).toEqual(["api", "core", "kafka", "mysql", "redis", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-solana"]);
+		expect(Object.keys(compose.services).sort()).toEqual(["api", "core", "kafka", "mysql", "redis", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-solana", "watcher-ton"]);
 		for (const [name, svc] of Object.entries<Doc>(compose.services)) expect([name, Array.isArray(svc.healthcheck?.test)]).toEqual([name, true]);
 	});
 
@@ -314,7 +315,7 @@ describe("k8s manifests", () => {
 		const errors = await validateK8s(objects.map(d => d.doc));
 		expect(objects.map((d, i) => [d.file, d.doc.kind, d.doc.metadata.name, errors[i]])).toEqual(objects.map(d => [d.file, d.doc.kind, d.doc.metadata.name, null]));
 		const kinds = objects.map(d => `${d.doc.apiVersion} ${d.doc.kind}`);
-		for (const [kind, count] of [["apps/v1 Deployment", 6], ["autoscaling/v2 HorizontalPodAutoscaler", 4], ["policy/v1 PodDisruptionBudget", 6], ["v1 Secret", 3]] as const) {
+		for (const [kind, count] of [["apps/v1 Deployment", 7], ["autoscaling/v2 HorizontalPodAutoscaler", 5], ["policy/v1 PodDisruptionBudget", 7], ["v1 Secret", 3]] as const) {
 			expect([kind, kinds.filter(k => k === kind).length]).toEqual([kind, count]);
 		}
 	});
@@ -351,7 +352,7 @@ describe("k8s manifests", () => {
 
 	it("runs the api, core, watcher and sweeper groups with limits, a locked-down container and known services", () => {
 		const deployments = byKind("Deployment");
-		expect(deployments.map(d => d.metadata.name).sort()).toEqual(["api", "core", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-solana"]);
+		expect(deployments.map(d => d.metadata.name).sort()).toEqual(["api", "core", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-solana", "watcher-ton"]);
 		const configMaps = new Set(byKind("ConfigMap").map(c => c.metadata.name));
 		const secrets = new Set(byKind("Secret").map(s => s.metadata.name));
 		for (const d of deployments) {
@@ -398,6 +399,7 @@ describe("k8s manifests", () => {
 		expect(secretRefs("watcher-evm")).toEqual(["gateway-secrets", "gateway-rpc"]);
 		expect(secretRefs("watcher-bitcoin")).toEqual(["gateway-secrets", "gateway-rpc"]);
 		expect(secretRefs("watcher-solana")).toEqual(["gateway-secrets", "gateway-rpc"]);
+		expect(secretRefs("watcher-ton")).toEqual(["gateway-secrets", "gateway-rpc"]);
 		expect(secretRefs("sweeper")).toEqual(["gateway-secrets", "gateway-rpc", "gateway-sweeper"]);
 		// The seed the core pods sealed into DATA_DIR, read-only for the sweepers.
 		const sweeper = named("Deployment", "sweeper");
@@ -445,7 +447,7 @@ describe("k8s manifests", () => {
 			for (const m of hpa.spec.metrics as Doc[]) expect(containerOf(target).resources.requests[m.resource.name]).toEqual(expect.any(String));
 		}
 		// Watchers keep a standby for failover.
-		for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana"]) expect(named("HorizontalPodAutoscaler", name).spec.minReplicas).toBeGreaterThanOrEqual(2);
+		for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton"]) expect(named("HorizontalPodAutoscaler", name).spec.minReplicas).toBeGreaterThanOrEqual(2);
 	});
 
 	it("protects every Deployment with a PodDisruptionBudget whose selector matches its pods, and only them", () => {
@@ -481,7 +483,7 @@ describe("k8s manifests", () => {
 			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
 			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
 			// The watcher pods' readiness bound, set on them (it acts there only).
-			for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana"]) {
+			for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton"]) {
 				const lag = envOf(named("Deployment", name), "WATCHER_READY_MAX_LAG");
 				expect([name, loadConfig({ ...env, WATCHER_READY_MAX_LAG: lag }).watchers.readyMaxLag]).toEqual([name, Number(lag)]);
 				expect([name, Number(lag) > 0]).toEqual([name, true]);

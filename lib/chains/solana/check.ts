@@ -8,6 +8,7 @@
  */
 import { Connection } from "@solana/web3.js";
 import { parseCliArgs, parseHttpUrl } from "../../cli-args";
+import { addressesOption, blocksOption } from "../check-args";
 import { readDotEnv } from "../../config";
 import type { EnvVars } from "../../env";
 import { fromBaseUnits } from "../../money";
@@ -43,19 +44,8 @@ export function parseChainCheckArgs(args: readonly string[], env: EnvVars): Chai
 	const network = CATALOGUE.find(n => n.slug === slug);
 	if (!network) throw new Error(`"${slug}" is not a network of the catalogue`);
 	if (network.chainType !== "solana") throw new Error(`chain:check reads Solana networks so far (${SOLANA_NETWORKS.map(n => n.slug).join(", ")}); "${slug}" is ${network.chainType}`);
-	let blocks = 10;
-	if (typeof options.blocks === "string") {
-		blocks = /^\d{1,3}$/.test(options.blocks) ? Number(options.blocks) : NaN;
-		if (!(blocks >= 1 && blocks <= 500)) throw new Error(`--blocks must be a whole number from 1 to 500, got "${options.blocks}"`);
-	}
-	let addresses: string[] | null = null;
-	if (typeof options.address === "string") {
-		addresses = options.address.split(",").map(a => {
-			const canonical = solanaCodec.normalizeAddress(a.trim(), chainParamsFor(network));
-			if (!canonical) throw new Error(`--address: "${a.trim()}" is not a Solana address`);
-			return canonical;
-		});
-	}
+	const blocks = blocksOption(options.blocks);
+	const addresses = addressesOption(options.address, a => solanaCodec.normalizeAddress(a, chainParamsFor(network)), "a Solana address");
 	const variable = `RPC_URL_${envSlug(slug)}`;
 	let rpcUrl: string;
 	if (typeof options["rpc-url"] === "string") rpcUrl = parseHttpUrl(options["rpc-url"], "--rpc-url");

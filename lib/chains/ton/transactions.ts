@@ -1,0 +1,142 @@
+/**
+ * What the TON watcher reads in toncenter v3 transactions (pure; docs/watchers.md "TON"). A
+ * transaction of a deposit account is a payment candidate when its inbound message is an
+ * internal message (it has a source), not a bounce, and its value stayed with the account:
+ *
+ * - accepted: an ordinary transaction (`description.type` "ord") without a bounce phase, and
+ *   either it succeeded (not aborted, compute phase success, action phase success where there is
+ *   one), or its compute phase was skipped for "no_state": a deposit is an undeployed wallet
+ *   until it first sends, and a non-bounceable message to an undeployed account leaves its value
+ *   there in an aborted transaction (the credit phase ran; no bounce phase sent it back). Any
+ *   other aborted or failed transaction is not a payment (the value bounced, or the outcome is
+ *   not one a payment page promises).
+ * - TON: the inbound message's value (nanotons, exact decimal string) to a deposit address.
+ * - Jettons: a transfer_notification (op 0x7362d09c) to a deposit owner; its amount is read
+ *   from the body. Whether its SOURCE is the jetton wallet the trusted master computes for that
+ *   owner is the source's check (lib/chains/ton/source.ts): this module only proposes.
+ *
+ * Addresses in v3 answers are raw (`0:ABCD...`, upper case); they are compared lower-cased.
+ */
+import { Cell } from "@ton/core";
+
+export const OP_TRANSFER_NOTIFICATION = 0x7362d09c;
+
+/** The fields of a v3 message this module reads (ton-index-go models.Message). */
+export interface V3Message {
+	hash: string;
+	source: string | null;
+	destination: string | null;
+	value: string | null;
+	opcode?: string | number | null;
+	bounce?: boolean | null;
+	bounced?: boolean | null;
+	message_content?: { hash?: string | null; body?: string | null; decoded?: unknown } | null;
+}
+
+/** The fields of a v3 transaction this module reads (ton-index-go models.Transaction). */
+export interface V3Transaction {
+	account: string;
+	hash: string;
+	lt: string;
+	now: number;
+	mc_block_seqno: number;
+	orig_status?: string;
+	end_status?: string;
+	description: {
+		type: string;
+		aborted?: boolean;
+		compute_ph?: { skipped?: boolean; reason?: string; success?: boolean; exit_code?: number };
+		action?: { success?: boolean; result_code?: number };
+		bounce?: unknown;
+	};
+	in_msg: V3Message | null;
+	out_msgs?: V3Message[];
+}
+
+export type TonCandidate =
+	| { kind: "ton"; txHash: string; lt: string; mcSeqno: number; account: string; amount: bigint }
+	/** `tonValue`: the message's TON value, a TON payment only if the notification is not a trusted one. */
+	| { kind: "jetton"; txHash: string; lt: string; mcSeqno: number; account: string; jettonWallet: string; amount: bigint; tonValue: bigint };
+
+/** A v3 hash (base64, standard or url-safe) as lower-case hex: the watcher's txHash / blockHash form. */
+export function hashHex(hash: string): string {
+	const hex = Buffer.from(hash.replace(/-/g, "+").replace(/_/g, "/"), "base64").toString("hex");
+	if (hex.length !== 64) throw new Error(`Not a 256-bit hash: "${hash.slice(0, 60)}"`);
+	return hex;
+}
+
+/** A raw address (`wc:hex`) lower-cased; null for anything else (external, none). */
+export function rawKey(address: string | null | undefined): string | null {
+	if (!address) return null;
+	const m = /^(-1|0):([0-9a-fA-F]{64})$/.exec(address.trim());
+	return m ? `${m[1]}:${m[2].toLowerCase()}` : null;
+}
+
+/** Why a transaction's inbound value did not stay with its account, or null when it did. */
+export function rejection(tx: V3Transaction): string | null {
+	const d = tx.description;
+	const msg = tx.in_msg;
+	if (!msg || !rawKey(msg.source)) return "no internal inbound message";
+	if (msg.bounced === true) return "bounced message";
+	if (d.type !== "ord") return `${d.type} transaction`;
+	if (d.bounce != null) return "bounce phase";
+	const compute = d.compute_ph;
+	if (!compute) return "no compute phase";
+	if (compute.skipped === true) {
+		// Value to an undeployed account without a bounce: credited and kept (the deposit case).
+		return compute.reason === "no_state" ? null : `compute phase skipped (${compute.reason ?? "?"})`;
+	}
+	if (d.aborted !== false) return "aborted";
+	if (compute.success !== true) return "compute phase failed";
+	if (d.action && d.action.success !== true) return "action phase failed";
+	return null;
+}
+
+function opcodeOf(msg: V3Message): number | null {
+	const op = msg.opcode;
+	if (op === null || op === undefined) return null;
+	const n = typeof op === "number" ? op : Number(op);
+	return Number.isFinite(n) ? n >>> 0 : null;
+}
+
+/** The jetton amount of a transfer_notification body (op, query_id, amount, ...); null when it is not one. */
+export function notificationAmount(bodyBoc: string): bigint | null {
+	try {
+		const s = Cell.fromBase64(bodyBoc).beginParse();
+		if (s.loadUint(32) !== OP_TRANSFER_NOTIFICATION) return null;
+		s.loadUintBig(64);
+		return s.loadCoins();
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * Payment candidates among `txs` for the deposit accounts (`isDeposit` on raw lower-case
+ * addresses). `watchJettons`: whether any jetton is watched (notifications are proposed only then).
+ * A transfer_notification is proposed as a jetton payment with its TON value aside: from the
+ * trusted jetton wallet it is the jetton payment only (the TON is the sender's forward amount);
+ * from any other source the jetton part is worthless and the TON value, which did arrive, is a
+ * TON payment like any other (the source decides: lib/chains/ton/source.ts).
+ */
+export function candidates(txs: readonly V3Transaction[], isDeposit: (raw: string) => boolean, watchJettons: boolean): TonCandidate[] {
+	const out: TonCandidate[] = [];
+	for (const tx of txs) {
+		const account = rawKey(tx.account);
+		if (!account || !isDeposit(account) || !tx.in_msg) continue;
+		if (rawKey(tx.in_msg.destination) !== account) continue;
+		if (rejection(tx) !== null) continue;
+		const msg = tx.in_msg;
+		const base = { txHash: hashHex(tx.hash), lt: String(tx.lt), mcSeqno: tx.mc_block_seqno, account };
+		const value = /^\d{1,40}$/.test(msg.value ?? "") ? BigInt(msg.value!) : 0n;
+		if (watchJettons && opcodeOf(msg) === OP_TRANSFER_NOTIFICATION) {
+			const amount = msg.message_content?.body ? notificationAmount(msg.message_content.body) : null;
+			if (amount !== null && amount > 0n) {
+				out.push({ kind: "jetton", ...base, jettonWallet: rawKey(msg.source)!, amount, tonValue: value });
+				continue;
+			}
+		}
+		if (value > 0n) out.push({ kind: "ton", ...base, amount: value });
+	}
+	return out;
+}
