@@ -27,7 +27,7 @@
 import {
 	Address, type Cell, SendMode, beginCell, external, internal, storeMessage, type MessageRelaxed, type StateInit,
 } from "@ton/core";
-import { keyPairFromSecretKey, keyPairFromSeed } from "@ton/crypto";
+import { keyPairFromSeed } from "@ton/crypto";
 import { WalletContractV4, WalletContractV5R1 } from "@ton/ton";
 
 /** Jetton `transfer` (TEP-74). */
@@ -109,7 +109,8 @@ export interface SignedTonMessage {
 
 function secretKey(key: Uint8Array, where: string): { publicKey: Buffer; secretKey: Buffer } {
 	if (!(key instanceof Uint8Array) || (key.length !== 32 && key.length !== 64)) throw new Error(`ton-sweep: ${where}: a key is 32 or 64 bytes`);
-	const pair = key.length === 32 ? keyPairFromSeed(Buffer.from(key)) : keyPairFromSecretKey(Buffer.from(key));
+	// A 64-byte secret key is seed || public key: its public half must be the seed's.
+	const pair = keyPairFromSeed(Buffer.from(key.subarray(0, 32)));
 	if (key.length === 64 && !pair.publicKey.equals(Buffer.from(key.subarray(32)))) throw new Error(`ton-sweep: ${where}: not a valid ed25519 secret key`);
 	return pair;
 }

@@ -6,6 +6,7 @@
  * (not the exact USDT-on-TON contract). No database: runs the same in both jest projects.
  */
 import { Address, Cell, beginCell, loadMessage, storeMessage, toNano, type Transaction } from "@ton/core";
+import { keyPairFromSeed } from "@ton/crypto";
 import { Blockchain, type SandboxContract, type TreasuryContract } from "@ton/sandbox";
 import { JettonMinter, JettonWallet } from "@ton-community/assets-sdk";
 import { tonCodec } from "../../../../lib/chains/ton/codec";
@@ -393,6 +394,14 @@ describe("limits and refusals", () => {
 		// Wrong key for the address, or an undeployed wallet with a seqno: not signed.
 		expect(() => buildTonSweep({ deposit: { key: d.key, address: merchant, seqno: 0, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 })).toThrow(/not the key/);
 		expect(() => buildTonSweep({ deposit: { key: d.key, seqno: 2, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 })).toThrow(/seqno 0/);
+		// A 64-byte secret key works as its seed does; one whose public half is another key's is refused.
+		const pair = keyPairFromSeed(Buffer.from(d.key));
+		const full = buildTonSweep({ deposit: { key: new Uint8Array(pair.secretKey), address: d.address, seqno: 0, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 });
+		expect(full.hash).toBe(buildTonSweep({ deposit: { key: d.key, seqno: 0, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 }).hash);
+		const forged = new Uint8Array(pair.secretKey);
+		forged.set(keyPairFromSeed(Buffer.from(MERCHANT_KEY)).publicKey, 32);
+		expect(() => buildTonSweep({ deposit: { key: forged, seqno: 0, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 })).toThrow(/not a valid ed25519 secret key/);
+		expect(() => buildTonSweep({ deposit: { key: new Uint8Array(31), seqno: 0, deployed: false, balance: toNano("1") }, destination: merchant, validUntil: T0 })).toThrow(/32 or 64 bytes/);
 	});
 
 	it("batches: 4 messages per v4R2 external, 255 per v5R1; 255 top-ups run in one transaction", async () => {
