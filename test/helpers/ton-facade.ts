@@ -87,6 +87,8 @@ export interface TxRecord {
 	depth: number;
 	/** Sealed blocks when it was executed: with `hopBlocks` it waits `depth * hopBlocks` seals more. */
 	executedAt: number;
+	/** `json` serialized, once sealed (then it no longer changes). */
+	text?: string;
 }
 
 export interface McBlock {
@@ -138,6 +140,11 @@ export interface TonFacadeOptions {
 	 */
 	hopBlocks?: number;
 	externals?: ExternalsMode;
+}
+
+/** A response body already serialized. */
+export class RawJson {
+	constructor(readonly text: string) {}
 }
 
 export class HttpError extends Error {
@@ -223,6 +230,8 @@ export class TonFacade {
 	pending: TxRecord[] = [];
 	readonly calls: Record<string, number> = {};
 	private states = new Map<string, StateInfo>();
+	/** User-friendly forms by bounceable flag + raw address. */
+	private friendly = new Map<string, string>();
 	private server?: http.Server;
 	private autoSeal?: NodeJS.Timeout;
 	private clockOffset = 0;
@@ -449,6 +458,7 @@ export class TonFacade {
 			txs,
 		};
 		for (const t of txs) {
+			t.text = undefined;
 			t.mcSeqno = seqno;
 			t.shardSeqno = shardSeqno;
 			t.json.mc_block_seqno = seqno;
@@ -524,6 +534,12 @@ export class TonFacade {
 			await this.blockchain.loadFrom(cp.snapshot);
 			this.blocks.length = cp.blocks;
 			this.pending = [...cp.pending];
+			// Pending then, perhaps sealed into a block that is now gone: unsealed again.
+			for (const t of this.pending) {
+				t.mcSeqno = t.shardSeqno = null;
+				t.json.mc_block_seqno = t.json.block_ref = null;
+				t.text = undefined;
+			}
 			this.deferred = [...cp.deferred];
 			this.states = new Map(cp.states);
 			this.lastLt = cp.lastLt;
@@ -629,7 +645,7 @@ export class TonFacade {
 			status = e instanceof HttpError ? e.code : 500;
 			body = { error: e instanceof HttpError ? e.message : `internal server error: ${(e as Error).message}` };
 		}
-		const text = JSON.stringify(body);
+		const text = body instanceof RawJson ? body.text : JSON.stringify(body);
 		res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
 		res.end(text);
 	}
@@ -674,24 +690,28 @@ export class TonFacade {
 		};
 	}
 
-	addressBook(addrs: string[]): Json {
-		const book: Json = {};
+	/** The address book of `addrs` (raw forms), serialized: a watcher reads thousands of these a second. */
+	addressBookText(addrs: string[]): string {
+		const parts: string[] = [];
 		for (const raw of addrs) {
-			const a = Address.parseRaw(raw);
-			const st = this.state(a);
+			const st = this.states.get(raw) ?? this.readState(Address.parseRaw(raw));
 			const wallet = st.codeHash ? WALLET_CODE_HASHES[st.codeHash] : undefined;
 			// GetAccountAddressFriendly: non-bounceable when there is no code or it is a wallet's.
 			const bounceable = !!st.codeHash && !wallet;
-			book[raw] = {
-				user_friendly: a.toString({ urlSafe: true, bounceable, testOnly: this.testnet }),
-				domain: null,
-			};
+			const key = (bounceable ? "B" : "N") + raw;
+			let friendly = this.friendly.get(key);
+			if (friendly === undefined) {
+				friendly = Address.parseRaw(raw).toString({ urlSafe: true, bounceable, testOnly: this.testnet });
+				this.friendly.set(key, friendly);
+			}
+			parts.push(`${JSON.stringify(raw)}:{"user_friendly":${JSON.stringify(friendly)},"domain":null}`);
 		}
-		return book;
+		return `{${parts.join(",")}}`;
 	}
 
-	transactionsResponse(txs: TxRecord[]): Json {
-		return { transactions: txs.map(t => t.json), address_book: this.addressBook([...new Set(txs.flatMap(t => t.book))]) };
+	transactionsResponse(txs: TxRecord[]): RawJson {
+		const texts = txs.map(t => (t.text ??= JSON.stringify(t.json)));
+		return new RawJson(`{"transactions":[${texts.join(",")}],"address_book":${this.addressBookText([...new Set(txs.flatMap(t => t.book))])}}`);
 	}
 
 	async runGetMethod(a: Address, method: string | number, stack: TupleItem[]): Promise<Json> {
@@ -874,13 +894,13 @@ function opcodeParam(q: URLSearchParams): number | undefined {
 }
 
 /** GET /api/v3/transactionsByMasterchainBlock: `seqno` (required), limit, offset, sort (by lt). */
-function transactionsByMasterchainBlock(f: TonFacade, q: URLSearchParams): Json {
+function transactionsByMasterchainBlock(f: TonFacade, q: URLSearchParams): RawJson {
 	const txs = mcBlock(f, intParam(q, "seqno") ?? 0).txs;
 	return f.transactionsResponse(page([...txs].sort(byLt(sortOrder(q))), q));
 }
 
 /** GET /api/v3/transactions: ton-index-go's BlockRequest, TransactionRequest, UtimeRequest, LtRequest and LimitRequest filters. */
-function transactionsQuery(f: TonFacade, q: URLSearchParams): Json {
+function transactionsQuery(f: TonFacade, q: URLSearchParams): RawJson {
 	let txs = f.sealedTransactions();
 	const mcSeqno = intParam(q, "mc_seqno");
 	if (mcSeqno !== undefined) txs = mcBlock(f, mcSeqno).txs;

@@ -336,6 +336,32 @@ describeNode("TON test node (@ton/sandbox behind a toncenter v3 facade)", () => 
 		expect(node.balance(target.address)).toBe(toNano("1"));
 	});
 
+	it("payMany: 300 payments from a v5R1 wallet in two external messages, each a transaction of its own; a wallet emptied with mode 128+32 is destroyed", async () => {
+		const payer = await node.wallet({ version: "v5", balance: toNano("100") });
+		const deposits = await Promise.all(Array.from({ length: 300 }, () => node.wallet()));
+		const sent = await node.payMany(payer, deposits.map((d, i) => ({ to: d.address, amount: BigInt(1_000_000 + i), comment: `p${i}` })));
+		expect(sent.map(x => x.txs.length)).toEqual([256, 46]);
+		const seqno = await node.seal();
+		const { transactions } = await txsOf(seqno);
+		expect(transactions).toHaveLength(302);
+		const credited = new Map(transactions.filter(t => t.in_msg.source === rawAddress(payer.address)).map(t => [t.account, t.in_msg.value]));
+		deposits.forEach((d, i) => expect(credited.get(rawAddress(d.address))).toBe(String(1_000_000 + i)));
+
+		// A v4R2 wallet sending everything with mode 128 + 32 is destroyed (end_status nonexist).
+		const v4 = await node.wallet({ balance: toNano("3") });
+		const s = await node.send(v4, [internal({ to: payer.address, value: 0n, bounce: false })], { sendMode: 128 + 32 });
+		const own = s.txs[0].json as J;
+		expect(own.description).toMatchObject({ aborted: false, destroyed: true, action: { success: true, status_change: "deleted" } });
+		expect(own.end_status).toBe("nonexist");
+		expect(node.status(v4.address)).toBe("nonexist");
+		await node.seal();
+		const acc = await node.api<J>(`/api/v3/account?address=${v4.friendly}`);
+		expect(acc.body).toMatchObject({ balance: "0", status: "nonexist", code: null });
+		// ton-index-go's walletInformation: an indexed account that is neither a wallet nor uninit is "not a wallet".
+		const wi = await node.api<J>(`/api/v3/walletInformation?address=${v4.friendly}`);
+		expect(wi).toEqual({ status: 409, body: { error: "not a wallet" } });
+	});
+
 	it("query parameters as ton-index-go checks them: limit, offset, sort, bad values", async () => {
 		const payer = await node.wallet({ balance: toNano("10") });
 		for (let i = 0; i < 3; i++) await node.pay(payer, (await node.wallet()).address, toNano("0.1"));
