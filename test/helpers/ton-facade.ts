@@ -85,6 +85,9 @@ export interface TxRecord {
 	tx: BlockchainTransaction;
 	/** Hops from the trace's first transaction (0 for it). */
 	depth: number;
+	/** The trace's first transaction's hash (`trace_id`) and this one's parent's (null for the first). */
+	traceId: string;
+	parent: string | null;
 	/** Sealed blocks when it was executed: with `hopBlocks` it waits `depth * hopBlocks` seals more. */
 	executedAt: number;
 	/** `json` serialized, once sealed (then it no longer changes). */
@@ -428,7 +431,9 @@ export class TonFacade {
 			emulated: false,
 		};
 		if (tx.lt > this.lastLt) this.lastLt = tx.lt;
-		this.pending.push({ account, hash, lt: tx.lt, now: tx.now, mcSeqno: null, shardSeqno: null, json, msgs, book: [...book], tx, depth, executedAt: this.blocks.length });
+		const traceId = b64(root.hash());
+		const parent = tx.parent ? b64(tx.parent.hash()) : null;
+		this.pending.push({ account, hash, lt: tx.lt, now: tx.now, mcSeqno: null, shardSeqno: null, json, msgs, book: [...book], tx, depth, executedAt: this.blocks.length, traceId, parent });
 	}
 
 	// -------------------------------------------------------------------------------------------
@@ -712,6 +717,45 @@ export class TonFacade {
 	transactionsResponse(txs: TxRecord[]): RawJson {
 		const texts = txs.map(t => (t.text ??= JSON.stringify(t.json)));
 		return new RawJson(`{"transactions":[${texts.join(",")}],"address_book":${this.addressBookText([...new Set(txs.flatMap(t => t.book))])}}`);
+	}
+
+	/**
+	 * A trace as ton-index-go's `models.Trace` (no actions): its sealed transactions; `complete`
+	 * once none of it is pending (with `hopBlocks` a trace spans blocks). `transactions` holds the
+	 * records (serialized by the route).
+	 */
+	traceJson(txs: TxRecord[]): Json {
+		const sorted = [...txs].sort(byLt(1));
+		const root = sorted.find(t => t.parent === null) ?? sorted[0];
+		const pending = this.pending.filter(t => t.traceId === root.traceId);
+		const node = (t: TxRecord): Json => ({
+			tx_hash: t.hash,
+			in_msg_hash: t.msgs.find(m => m.direction === "in")?.hash,
+			children: sorted.filter(c => c.parent === t.hash).map(node),
+		});
+		const last = sorted[sorted.length - 1];
+		const ext = root.msgs.find(m => m.direction === "in" && m.norm !== undefined);
+		return {
+			trace_id: root.traceId,
+			external_hash: ext?.hash ?? null,
+			mc_seqno_start: String(root.mcSeqno),
+			mc_seqno_end: String(last.mcSeqno),
+			start_lt: root.lt.toString(),
+			start_utime: root.now,
+			end_lt: last.lt.toString(),
+			end_utime: last.now,
+			trace_info: {
+				trace_state: pending.length ? "pending" : "complete",
+				messages: sorted.filter(t => t.msgs.some(m => m.direction === "in")).length,
+				transactions: sorted.length,
+				pending_messages: pending.length,
+				classification_state: "unclassified",
+			},
+			is_incomplete: pending.length > 0,
+			trace: node(root),
+			transactions_order: sorted.map(t => t.hash),
+			transactions: Object.fromEntries(sorted.map(t => [t.hash, t])),
+		};
 	}
 
 	async runGetMethod(a: Address, method: string | number, stack: TupleItem[]): Promise<Json> {
@@ -1003,6 +1047,52 @@ const ROUTES: Record<string, Route> = {
 			),
 		);
 		return f.transactionsResponse(page(txs.sort(byLt(sortOrder(q))), q));
+	},
+	"GET /api/v3/adjacentTransactions": (f, q) => {
+		// ton-index-go: transactions sharing a message with the given one, in the opposite direction
+		// (direction "out": the ones its out messages created; "in": the one that sent its in message).
+		const hash = normalizeHash(q.get("hash") ?? "");
+		if (!hash) throw new HttpError(422, `failed to decode: schema: error converting value for "hash"`);
+		const dir = q.get("direction");
+		if (dir !== null && dir !== "" && dir !== "in" && dir !== "out") throw new HttpError(422, "wrong value for direction parameter");
+		const all = f.sealedTransactions();
+		const tx = all.find(t => t.hash === hash);
+		const mine = new Set((tx?.msgs ?? []).filter(m => !dir || m.direction === dir).map(m => `${m.direction}:${m.hash}`));
+		const linked = all.filter(t => t !== tx && t.msgs.some(m => mine.has(`${m.direction === "in" ? "out" : "in"}:${m.hash}`)));
+		return f.transactionsResponse(linked.sort(byLt(-1)));
+	},
+	"GET /api/v3/traces": (f, q) => {
+		const traceIds = hashParams(q, "trace_id");
+		const txHashes = hashParams(q, "tx_hash");
+		const msgHashes = hashParams(q, "msg_hash");
+		const account = q.get("account");
+		if ([account !== null && account !== "", traceIds.length > 0, txHashes.length > 0, msgHashes.length > 0].filter(Boolean).length > 1) {
+			throw new HttpError(422, "only one of account, trace_id, tx_hash, msg_hash should be specified");
+		}
+		const sealed = f.sealedTransactions();
+		const byTrace = new Map<string, TxRecord[]>();
+		for (const t of sealed) byTrace.set(t.traceId, [...(byTrace.get(t.traceId) ?? []), t]);
+		let ids = [...byTrace.keys()];
+		if (traceIds.length) ids = ids.filter(id => traceIds.includes(id));
+		if (txHashes.length) ids = ids.filter(id => byTrace.get(id)!.some(t => txHashes.includes(t.hash)));
+		if (msgHashes.length) ids = ids.filter(id => byTrace.get(id)!.some(t => t.msgs.some(m => msgHashes.includes(m.hash) || (m.norm !== undefined && msgHashes.includes(m.norm)))));
+		if (account) {
+			const raw = rawAddress(parseAddress(account));
+			ids = ids.filter(id => byTrace.get(id)!.some(t => t.account === raw));
+		}
+		const mcSeqno = intParam(q, "mc_seqno");
+		const traces = ids.map(id => f.traceJson(byTrace.get(id)!)).filter(t => mcSeqno === undefined || t.mc_seqno_end === String(mcSeqno));
+		const order = sortOrder(q);
+		traces.sort((x, y) => (BigInt(x.end_lt as string) < BigInt(y.end_lt as string) ? -order : order));
+		const shown = page(traces, q);
+		const addrs = [...new Set(shown.flatMap(t => Object.values(t.transactions as Record<string, TxRecord>).flatMap(r => r.book)))];
+		const body = shown.map(t => {
+			const txs = t.transactions as Record<string, TxRecord>;
+			const rest = JSON.stringify({ ...t, transactions: undefined }).slice(0, -1);
+			const txText = Object.entries(txs).map(([h, r]) => `${JSON.stringify(h)}:${(r.text ??= JSON.stringify(r.json))}`);
+			return `${rest},"transactions":{${txText.join(",")}}}`;
+		});
+		return new RawJson(`{"traces":[${body.join(",")}],"address_book":${f.addressBookText(addrs)},"metadata":{}}`);
 	},
 	"GET /api/v3/blocks": (f, q) => {
 		const wc = intParam(q, "workchain");

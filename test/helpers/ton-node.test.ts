@@ -362,6 +362,66 @@ describeNode("TON test node (@ton/sandbox behind a toncenter v3 facade)", () => 
 		expect(wi).toEqual({ status: 409, body: { error: "not a wallet" } });
 	});
 
+	it("traces and adjacentTransactions: the jetton transfer's trace as ton-index-go's Trace; a forged notification comes from the attacker's wallet, not a jetton wallet", async () => {
+		const usdt = await node.deployJetton();
+		const customer = await node.wallet({ balance: toNano("5") });
+		await node.mint(usdt, customer.address, 50_000_000n);
+		const deposit = await node.wallet();
+		node.setHopBlocks(1);
+		const t = await node.jettonTransfer(customer, usdt, deposit.address, 1_000_000n);
+		const first = await node.seal();
+		// Part of the trace is sealed: the trace is pending.
+		const partial = await node.api<J>(`/api/v3/traces?tx_hash=${encodeURIComponent(t.txs[0].hash)}`);
+		expect(partial.body.traces[0].trace_info).toMatchObject({ trace_state: "pending", transactions: 1 });
+		const last = await node.settle();
+		const r = await node.api<J>(`/api/v3/traces?msg_hash=${encodeURIComponent(t.messageHashNorm)}`);
+		expect(r.status).toBe(200);
+		expect(keys(r.body)).toEqual(["address_book", "metadata", "traces"]);
+		const trace = r.body.traces[0];
+		// Keys of the trace in the published answer (ton-org/docs cookbook/traces.mdx).
+		expect(keys(trace)).toEqual(["end_lt", "end_utime", "external_hash", "is_incomplete", "mc_seqno_end", "mc_seqno_start", "start_lt", "start_utime", "trace", "trace_id", "trace_info", "transactions", "transactions_order"]);
+		expect(trace).toMatchObject({ trace_id: t.txs[0].hash, external_hash: t.messageHash, mc_seqno_start: String(first), mc_seqno_end: String(last), is_incomplete: false });
+		expect(trace.trace_info).toEqual({ trace_state: "complete", messages: 5, transactions: 5, pending_messages: 0, classification_state: "unclassified" });
+		expect(trace.transactions_order).toEqual(t.txs.map(x => x.hash).sort((a, b) => (BigInt(trace.transactions[a].lt) < BigInt(trace.transactions[b].lt) ? -1 : 1)));
+		expect(trace.trace.tx_hash).toBe(t.txs[0].hash);
+		expect(trace.trace.children).toHaveLength(1); // the customer's jetton wallet
+		expect(trace.trace.children[0].children).toHaveLength(1); // the deposit's jetton wallet
+		expect(trace.trace.children[0].children[0].children).toHaveLength(2); // notification + excesses
+		// adjacentTransactions: the deposit's jetton wallet's transaction and the ones its out messages made.
+		const depositJw = rawAddress(await node.jettonWalletAddress(usdt, deposit.address));
+		const jwTx = Object.values(trace.transactions as Record<string, J>).find(x => x.account === depositJw)!;
+		const children = await node.api<J>(`/api/v3/adjacentTransactions?hash=${encodeURIComponent(jwTx.hash)}&direction=out`);
+		expect(children.body.transactions.map((x: J) => x.account).sort()).toEqual([rawAddress(deposit.address), rawAddress(customer.address)].sort());
+		const parent = await node.api<J>(`/api/v3/adjacentTransactions?hash=${encodeURIComponent(jwTx.hash)}&direction=in`);
+		expect(parent.body.transactions.map((x: J) => x.account)).toEqual([rawAddress(await node.jettonWalletAddress(usdt, customer.address))]);
+
+		// A forged notification: same op and layout, but the source is the attacker's wallet.
+		node.setHopBlocks(0);
+		const attacker = await node.wallet({ balance: toNano("1") });
+		const forged = await node.forgedNotification(attacker, deposit.address, 1_000_000_000n, { claimedSender: customer.address });
+		const seqno = await node.seal();
+		const got = (await txsOf(seqno)).transactions.find(x => x.account === rawAddress(deposit.address))!;
+		expect(got.hash).toBe(forged.txs[1].hash);
+		expect(got.in_msg).toMatchObject({ opcode: "0x7362d09c", source: rawAddress(attacker.address) });
+		expect(got.in_msg.source).not.toBe(depositJw);
+	});
+
+	it("testnet: address book forms and global_id of testnet", async () => {
+		const t = await startTonNode({ testnet: true });
+		try {
+			const payer = await t.wallet({ balance: toNano("2") });
+			const to = await t.wallet();
+			await t.pay(payer, to.address, toNano("1"));
+			const seqno = await t.seal();
+			const r = await t.api<J>(`/api/v3/transactionsByMasterchainBlock?seqno=${seqno}`);
+			expect(r.body.address_book[rawAddress(to.address)].user_friendly).toBe(to.address.toString({ urlSafe: true, bounceable: false, testOnly: true }));
+			expect(r.body.address_book[rawAddress(to.address)].user_friendly).toMatch(/^0Q/);
+			expect((await t.api<J>("/api/v3/masterchainInfo")).body.last.global_id).toBe(-3);
+		} finally {
+			await t.stop();
+		}
+	});
+
 	it("query parameters as ton-index-go checks them: limit, offset, sort, bad values", async () => {
 		const payer = await node.wallet({ balance: toNano("10") });
 		for (let i = 0; i < 3; i++) await node.pay(payer, (await node.wallet()).address, toNano("0.1"));

@@ -105,6 +105,11 @@ export interface TonNode {
 	 * gets transfer_notification from it; excesses go to `responseTo` (default: `from`).
 	 */
 	jettonTransfer(from: TestWallet, jetton: Jetton, toOwner: Address, amount: bigint, opts?: SendOptions & { forwardTonAmount?: bigint; comment?: string; value?: bigint; responseTo?: Address | null }): Promise<Sent>;
+	/**
+	 * A transfer_notification (op 0x7362d09c) that no jetton wallet sent: `from` (any wallet, e.g. an
+	 * attacker's) sends it straight to `toOwner`, claiming `amount` from `claimedSender`.
+	 */
+	forgedNotification(from: TestWallet, toOwner: Address, amount: bigint, opts?: { claimedSender?: Address; comment?: string; value?: bigint }): Promise<Sent>;
 	jettonWalletAddress(jetton: Jetton | Address, owner: Address): Promise<Address>;
 	/** Base units in `owner`'s jetton wallet (0 when it does not exist). */
 	jettonBalance(jetton: Jetton | Address, owner: Address): Promise<bigint>;
@@ -248,6 +253,18 @@ export async function startTonNode(opts: TonNodeOptions = {}): Promise<TonNode> 
 		return send(from, [internal({ to: source, value: o.value ?? toNano("0.1"), bounce: true, body })], o);
 	};
 
+	const forgedNotification: TonNode["forgedNotification"] = async (from, toOwner, amount, o = {}) => {
+		const payload = o.comment !== undefined ? beginCell().storeUint(0, 32).storeStringTail(o.comment).endCell() : null;
+		const body = beginCell()
+			.storeUint(0x7362d09c, 32)
+			.storeUint(0, 64)
+			.storeCoins(amount)
+			.storeAddress(o.claimedSender ?? from.address)
+			.storeMaybeRef(payload) // forward_payload: Either Cell ^Cell, here the ^Cell branch (or empty)
+			.endCell();
+		return send(from, [internal({ to: toOwner, value: o.value ?? toNano("0.01"), bounce: false, body })]);
+	};
+
 	const api: TonNode["api"] = async (path, body) => {
 		const res = await fetch(url + path, body === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 		return { status: res.status, body: (await res.json()) as never };
@@ -280,6 +297,7 @@ export async function startTonNode(opts: TonNodeOptions = {}): Promise<TonNode> 
 		deployJetton,
 		mint,
 		jettonTransfer,
+		forgedNotification,
 		jettonWalletAddress,
 		jettonBalance,
 		balance: a => facade.state(a).balance,
