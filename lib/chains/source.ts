@@ -78,6 +78,12 @@ export interface ChainSource {
 	/** The block at `number` on the node's current chain, or null when it does not exist (yet). */
 	block(number: number): Promise<BlockRef | null>;
 	/**
+	 * Chains with skipped numbers (Solana: a slot without a block is normal): the newest block at
+	 * or below `number`, or null when the node has none there. A new cursor sits on it when the
+	 * block before the start was skipped (lib/watchers/runner.ts); absent: `block(number)`.
+	 */
+	blockAtOrBefore?(number: number): Promise<BlockRef | null>;
+	/**
 	 * Blocks fromBlock..toBlock inclusive, in order, stopping before the first block the node does not have (a gap-free run from fromBlock).
 	 * A chain with skipped numbers (Solana) returns its produced blocks only, each naming its parent (`parentNumber`).
 	 */

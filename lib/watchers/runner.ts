@@ -327,7 +327,9 @@ export class NetworkWatcher {
 			const start = config.startBlocks[envSlug(network.slug)];
 			const startHead = Math.min(head.number, this.preLeaseHead ?? head.number);
 			const from = start !== undefined ? Math.max(0, Math.min(start, startHead + 1) - 1) : Math.max(0, startHead - 1);
-			const base = await source.block(from);
+			// Solana: the slot before the start may be skipped (no block ever); the cursor then sits on
+			// the newest block below it, and the slots between hold nothing to read.
+			const base = source.blockAtOrBefore ? await source.blockAtOrBefore(from) : await source.block(from);
 			if (!base) return false;
 			await commitRange(sequelize, models, lease, { number: base.number, hash: base.hash, recent: [[base.number, base.hash]] }, [], this.deps.now());
 			logger.info(`Watcher: network ${network.slug} starts after block ${base.number}`);

@@ -387,6 +387,19 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 	const calls = new Map<string, number>();
 
 	const tip = () => chain[chain.length - 1];
+	/**
+	 * Blocks sealed while `holding` (the bench: bench/watcher-solana.ts), not yet on the chain any
+	 * reader sees: their transactions are executed (the VM holds their effects, as after `pending`),
+	 * and `release` puts them on the chain later at a set slot rate. Oldest first.
+	 */
+	let holding = false;
+	const held: Block[] = [];
+	let releaseTimer: NodeJS.Timeout | null = null;
+	/** When each slot's block became visible at `confirmed` / its slot `finalized` (ms since the epoch; the bench's clock). */
+	const visibleAt = new Map<number, number>();
+	const finalizedAt = new Map<number, number>();
+	/** The newest sealed block, held or not: a leader builds on it and checks blockhash age against it. */
+	const newest = () => held[held.length - 1] ?? tip();
 	const headFor = (c: Commitment): Block => (c === "finalized" ? bySlot.get(finalizedSlot)! : tip());
 	const heightOf = new Map<string, Block>([[genesis.blockhash, genesis]]);
 
@@ -405,6 +418,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 				if (b.slot <= head.slot || !b.before) continue;
 				if (b.before.has(key)) return b.before.get(key)!;
 			}
+			for (const b of held) if (b.before?.has(key)) return b.before.get(key)!;
 			if (pendingBefore.has(key)) return pendingBefore.get(key)!;
 		}
 		const acc = svm.getAccount(address);
@@ -517,7 +531,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		// Already landed or waiting: the same transaction is not executed twice (it is already "processed").
 		if (signatures.has(signature)) return signature;
 		// Unknown or expired blockhash: accepted by the RPC and forwarded, but no leader can execute it.
-		if (!blockhashValid(tx.message.recentBlockhash, tip())) return signature;
+		if (!blockhashValid(tx.message.recentBlockhash, newest())) return signature;
 		const { record } = execute(raw);
 		if (record) {
 			pending.push(record);
@@ -571,6 +585,8 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		if (!b || !chain.includes(b)) throw new Error(`slot ${slot} has no block on the chain`);
 		if (slot < finalizedSlot) throw new Error(`slot ${slot} is below the finalized slot ${finalizedSlot}`);
 		const moved = slot !== finalizedSlot;
+		const at = Date.now();
+		for (const blk of chain) if (blk.slot > finalizedSlot && blk.slot <= slot && !finalizedAt.has(blk.slot)) finalizedAt.set(blk.slot, at);
 		finalizedSlot = slot;
 		// Finalized blocks are never dropped: their "before" images are no longer needed.
 		for (const blk of chain) if (blk.slot <= slot) blk.before = null;
@@ -578,7 +594,9 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 	};
 
 	const produceBlock = (): number => {
-		const parent = tip();
+		// Released blocks go on the chain in order: a new one waits for them.
+		if (!holding && held.length) throw new Error("produceBlock: held blocks are being released");
+		const parent = newest();
 		const slot = lastSlot + 1;
 		lastSlot = slot;
 		const h = crypto.createHash("sha256").update(parent.blockhash).update(String(slot));
@@ -593,19 +611,58 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 			txs: pending,
 			before: pendingBefore,
 		};
-		for (const r of pending) r.slot = slot;
 		pending = [];
 		pendingBefore = new Map();
-		chain.push(block);
-		bySlot.set(slot, block);
-		heightOf.set(block.blockhash, block);
 		setClock();
-		notify({ slot: { parent: parent.slot, root: finalizedSlot, slot } });
-		finalizeByDistance();
+		if (holding) held.push(block);
+		else addToChain(block);
 		return slot;
 	};
 
+	/** A sealed block goes on the chain: readable at `confirmed`, its transactions confirmed. */
+	const addToChain = (block: Block) => {
+		for (const r of block.txs) r.slot = block.slot;
+		chain.push(block);
+		bySlot.set(block.slot, block);
+		heightOf.set(block.blockhash, block);
+		visibleAt.set(block.slot, Date.now());
+		notify({ slot: { parent: block.parentSlot, root: finalizedSlot, slot: block.slot } });
+		finalizeByDistance();
+	};
+
+	const noHeld = (what: string) => {
+		if (holding || held.length) throw new Error(`${what}: blocks are held (release them first)`);
+	};
+
+	/**
+	 * Puts the held blocks on the chain, `slotsPerSecond` of them a second (paced from the start, so
+	 * timer slack does not lower the rate); resolves when the last is on the chain. Holding ends.
+	 */
+	const release = (slotsPerSecond: number): Promise<void> => {
+		holding = false;
+		if (releaseTimer) clearInterval(releaseTimer);
+		const start = Date.now();
+		let released = 0;
+		return new Promise(resolve => {
+			const tick = () => {
+				const due = Math.floor(((Date.now() - start) * slotsPerSecond) / 1000) + 1;
+				while (released < due && held.length) {
+					addToChain(held.shift()!);
+					released++;
+				}
+				if (!held.length) {
+					if (releaseTimer) clearInterval(releaseTimer);
+					releaseTimer = null;
+					resolve();
+				}
+			};
+			releaseTimer = setInterval(tick, Math.max(1, Math.floor(1000 / slotsPerSecond / 4)));
+			tick();
+		});
+	};
+
 	const settle = () => {
+		noHeld("settle");
 		if (pending.length) produceBlock();
 		const target = tip().slot;
 		while (finalizedSlot < target) {
@@ -615,6 +672,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 	};
 
 	const dropBlock = (slot: number) => {
+		noHeld("dropBlock");
 		const idx = chain.findIndex(b => b.slot === slot);
 		if (idx < 0) throw new Error(`slot ${slot} has no block on the chain`);
 		if (slot <= finalizedSlot) throw new Error(`slot ${slot} is finalized: it cannot be dropped`);
@@ -668,6 +726,9 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		if (msg.version === 0) message.addressTableLookups = [];
 		return { message, signatures: r.tx.signatures.map(s => base58Encode(s)) };
 	};
+	/** Older RPC nodes (before `owner` and `programId` were added to token balances) answer without them: `tokenBalanceOwners(false)`. */
+	let tokenBalanceOwners = true;
+	const tokenBalancesOut = (list: TokenBalance[]) => (tokenBalanceOwners ? list : list.map(({ owner: _owner, programId: _programId, ...rest }) => rest));
 	const encodeMeta = (r: TxRecord) => ({
 		computeUnitsConsumed: r.computeUnitsConsumed,
 		err: r.err,
@@ -676,9 +737,9 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		loadedAddresses: { readonly: [], writable: [] },
 		logMessages: r.logMessages,
 		postBalances: r.postBalances,
-		postTokenBalances: r.postTokenBalances,
+		postTokenBalances: tokenBalancesOut(r.postTokenBalances),
 		preBalances: r.preBalances,
-		preTokenBalances: r.preTokenBalances,
+		preTokenBalances: tokenBalancesOut(r.preTokenBalances),
 		rewards: [],
 		status: r.err ? { Err: r.err } : { Ok: null },
 	});
@@ -765,7 +826,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 			out.transactions = b.txs.map(r => {
 				const m = r.tx.message;
 				return {
-					meta: { err: r.err, fee: r.fee, postBalances: r.postBalances, postTokenBalances: r.postTokenBalances, preBalances: r.preBalances, preTokenBalances: r.preTokenBalances, status: r.err ? { Err: r.err } : { Ok: null } },
+					meta: { err: r.err, fee: r.fee, postBalances: r.postBalances, postTokenBalances: tokenBalancesOut(r.postTokenBalances), preBalances: r.preBalances, preTokenBalances: tokenBalancesOut(r.preTokenBalances), status: r.err ? { Err: r.err } : { Ok: null } },
 					transaction: {
 						accountKeys: m.staticAccountKeys.map((k, i) => ({ pubkey: k.toBase58(), signer: m.isAccountSigner(i), source: "transaction", writable: m.isAccountWritable(i) })),
 						signatures: r.tx.signatures.map(s => base58Encode(s)),
@@ -1060,6 +1121,23 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 			return { slot: b.slot, blockHeight: b.blockHeight, blockhash: b.blockhash, lastValidBlockHeight: b.blockHeight + MAX_PROCESSING_AGE };
 		},
 		testNode_lastSlot: () => lastSlot,
+		testNode_tokenBalanceOwners: p => {
+			tokenBalanceOwners = p[0] !== false;
+			return tokenBalanceOwners;
+		},
+		testNode_hold: () => {
+			holding = true;
+			return null;
+		},
+		testNode_release: p => {
+			const rate = Number(p[0]);
+			if (!(rate > 0)) throw new Error("release: slots per second must be above 0");
+			const n = held.length;
+			void release(rate);
+			return n;
+		},
+		testNode_held: () => held.map(b => ({ slot: b.slot, transactions: b.txs.length })),
+		testNode_blockTimes: () => ({ visible: Object.fromEntries(visibleAt), finalized: Object.fromEntries(finalizedAt) }),
 		testNode_airdrop: p => airdrop(pubkey(p[0]), BigInt(String(p[1]))),
 		testNode_createMint: p => createMint(Number(p[0]), { address: p[1] ? pubkey(p[1]) : undefined, authority: p[2] ? pubkey(p[2]) : undefined }).toBase58(),
 		testNode_mintTo: p => {
@@ -1221,6 +1299,7 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		startAutoProduce,
 		stop: async () => {
 			if (timer) clearInterval(timer);
+			if (releaseTimer) clearInterval(releaseTimer);
 			timer = null;
 			for (const c of wss.clients) c.terminate();
 			wss.close();

@@ -74,6 +74,19 @@ export interface SolanaNode {
 	/** A token account's amount (base units), `null` when it is not a token account. */
 	tokenBalance(tokenAccount: PublicKey, commitment?: Commitment): Promise<bigint | null>;
 	status(signature: string): Promise<{ slot: number; confirmationStatus: Commitment; err: TxErrorJson | null } | null>;
+	/** `false`: token balances in blocks leave out `owner` and `programId`, as RPC nodes before those fields did (default true). */
+	tokenBalanceOwners(on: boolean): Promise<void>;
+	/**
+	 * From now on blocks are sealed (their transactions executed on the VM) but held off the chain:
+	 * no reader sees them until `release` (the bench pre-builds blocks so the watcher, not the VM, is measured).
+	 */
+	hold(): Promise<void>;
+	/** Puts the held blocks on the chain at `slotsPerSecond` (in the background; `held()` empties); holding ends. Returns how many. */
+	release(slotsPerSecond: number): Promise<number>;
+	/** The held blocks, oldest first. */
+	held(): Promise<Array<{ slot: number; transactions: number }>>;
+	/** When each slot's block went on the chain (`visible`, at confirmed) and when its slot was finalized, in ms since the epoch. */
+	blockTimes(): Promise<{ visible: Record<string, number>; finalized: Record<string, number> }>;
 	/** Produces a block every `ms` (null: stop). */
 	autoProduce(ms: number | null): Promise<void>;
 	/**
@@ -170,6 +183,11 @@ export async function startSolanaNode(opts: SolanaNodeOptions = {}): Promise<Sol
 		},
 		status: s => control("status", s),
 		autoProduce: async ms => void (await control("autoProduce", ms)),
+		tokenBalanceOwners: async on => void (await control("tokenBalanceOwners", on)),
+		hold: async () => void (await control("hold")),
+		release: rate => control<number>("release", rate),
+		held: () => control("held"),
+		blockTimes: () => control("blockTimes"),
 		calls: () => control("calls"),
 		wsClients: () => control<number>("wsClients"),
 		rpc,

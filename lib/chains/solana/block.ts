@@ -11,7 +11,9 @@
  * - SPL tokens: a token account whose amount of a mint rose (postTokenBalances against
  *   preTokenBalances of the same account index; an account created in the transaction starts at
  *   0), attributed to the token account's OWNER, with its mint (the caller keeps only the
- *   catalogue's mints: a token is its mint, never its symbol).
+ *   catalogue's mints: a token is its mint, never its symbol). Older RPC nodes omit `owner` in
+ *   token balances: the owner is then the one `ownerOf` gives for the token account (the source
+ *   reads it from the account itself, lib/chains/solana/source.ts), for the same mint only.
  * - Net per transaction: an account paid and debited in one transaction counts what it gained.
  *
  * A payment's key is (signature, position): SOL at the account's index, a token at
@@ -50,12 +52,46 @@ export function accountKeys(tx: BlockTransaction): string[] {
 	return keys.keySegments().flat().map(k => k.toBase58());
 }
 
+/** The owner of a token account holding `mint`, as known outside the block; undefined when unknown (or not a token account of that mint). */
+export type TokenOwnerOf = (tokenAccount: string, mint: string) => string | undefined;
+
+type TokenBalances = NonNullable<NonNullable<BlockTransaction["meta"]>["postTokenBalances"]>;
+
+/** What a token account gained in a transaction: its post amount less its pre amount (0 when created in the transaction). */
+function tokenGain(post: TokenBalances[number], pres: TokenBalances | null | undefined): { gained: bigint; preOwner: string | undefined } {
+	const pre = (pres ?? []).find(b => b.accountIndex === post.accountIndex && b.mint === post.mint);
+	return { gained: BigInt(post.uiTokenAmount.amount) - (pre ? BigInt(pre.uiTokenAmount.amount) : 0n), preOwner: pre?.owner };
+}
+
+/**
+ * Token accounts whose balance of one of `mints` rose in a successful transaction and whose
+ * owner the block does not say (an older RPC node): the ones the caller must look up before
+ * blockCredits can attribute them.
+ */
+export function ownerlessTokenAccounts(block: Pick<VersionedBlockResponse, "transactions">, mints: ReadonlySet<string>): Array<{ account: string; mint: string }> {
+	const out: Array<{ account: string; mint: string }> = [];
+	for (const tx of block.transactions) {
+		const meta = tx.meta;
+		if (!meta || meta.err !== null) continue;
+		let keys: string[] | null = null;
+		for (const post of meta.postTokenBalances ?? []) {
+			if (post.owner || !mints.has(post.mint)) continue;
+			const { gained, preOwner } = tokenGain(post, meta.preTokenBalances);
+			if (preOwner || gained <= 0n) continue;
+			keys ??= accountKeys(tx);
+			out.push({ account: keys[post.accountIndex], mint: post.mint });
+		}
+	}
+	return out;
+}
+
 /**
  * Every credit of the block's successful transactions. `wanted(account)`: whether an account
  * (SOL) or a token account's owner is a deposit address; only those are computed (a block of
- * a busy chain pays thousands of accounts).
+ * a busy chain pays thousands of accounts). `ownerOf`: token accounts' owners where the block
+ * omits them (see ownerlessTokenAccounts); without it such a balance is attributed to no one.
  */
-export function blockCredits(block: Pick<VersionedBlockResponse, "transactions">, wanted: (account: string) => boolean, mints: ReadonlySet<string>): SolanaCredit[] {
+export function blockCredits(block: Pick<VersionedBlockResponse, "transactions">, wanted: (account: string) => boolean, mints: ReadonlySet<string>, ownerOf?: TokenOwnerOf): SolanaCredit[] {
 	const out: SolanaCredit[] = [];
 	for (const tx of block.transactions) {
 		const meta = tx.meta;
@@ -72,10 +108,13 @@ export function blockCredits(block: Pick<VersionedBlockResponse, "transactions">
 			if (gained > 0n) out.push({ signature, index: i, account: keys[i], mint: "", amount: gained });
 		}
 		for (const post of meta.postTokenBalances ?? []) {
-			if (!post.owner || !mints.has(post.mint) || !wanted(post.owner)) continue;
-			const pre = (meta.preTokenBalances ?? []).find(b => b.accountIndex === post.accountIndex && b.mint === post.mint);
-			const gained = BigInt(post.uiTokenAmount.amount) - (pre ? BigInt(pre.uiTokenAmount.amount) : 0n);
-			if (gained > 0n) out.push({ signature, index: TOKEN_INDEX_OFFSET + post.accountIndex, account: post.owner, mint: post.mint, amount: gained });
+			if (!mints.has(post.mint)) continue;
+			// The common case (owner in the balance) decides before the pre balance is searched.
+			if (post.owner && !wanted(post.owner)) continue;
+			const { gained, preOwner } = tokenGain(post, meta.preTokenBalances);
+			if (gained <= 0n) continue;
+			const owner = post.owner || preOwner || ownerOf?.(keys[post.accountIndex], post.mint);
+			if (owner && wanted(owner)) out.push({ signature, index: TOKEN_INDEX_OFFSET + post.accountIndex, account: owner, mint: post.mint, amount: gained });
 		}
 	}
 	return out;

@@ -15,9 +15,9 @@
  *   memory (a Set: 100,000 addresses cost nothing per lookup). The alternative for a public RPC
  *   that rate-limits getBlock is documented in docs/watchers.md.
  */
-import { Connection, SolanaJSONRPCError, type VersionedBlockResponse } from "@solana/web3.js";
+import { Connection, PublicKey, SolanaJSONRPCError, type VersionedBlockResponse } from "@solana/web3.js";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../source";
-import { blockCredits, type SolanaCredit } from "./block";
+import { blockCredits, ownerlessTokenAccounts, type SolanaCredit } from "./block";
 
 /** Produced blocks read per step at most (a mainnet block in full is megabytes of JSON, all held until the step's scan). */
 export const MAX_BLOCKS_PER_READ = 16;
@@ -27,6 +27,18 @@ const READ_CONCURRENCY = 4;
 const FINALIZED_CACHE = 4_096;
 /** The finalized slot is read again at most this often (a report pass asks for every confirming payment). */
 const FINALIZED_SLOT_TTL_MS = 200;
+
+/** Slots listed per getBlocks call while looking back for the newest block below a start (agave allows 500,000). */
+const LOOKBACK_SLOTS = 1_000;
+/** Look-back windows before giving up: 8,000 slots without a block is no chain a watcher should start on. */
+const LOOKBACK_WINDOWS = 8;
+
+/** Token accounts whose owner was read (for balances that omit it), kept at most; the oldest go first. */
+const TOKEN_OWNER_CACHE = 200_000;
+/** getMultipleAccounts takes at most 100 accounts a call. */
+const ACCOUNTS_PER_CALL = 100;
+/** The SPL Token and Token-2022 programs: a token account is owned by one of them; mint at bytes 0..32, owner at 32..64. */
+const TOKEN_PROGRAMS = new Set(["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"]);
 
 /** JSON-RPC codes of a slot without a block (solana-rpc-client-api custom errors). */
 const SLOT_SKIPPED = -32007;
@@ -94,6 +106,8 @@ export class SolanaSource implements ChainSource {
 	private finalizedSlot = -1;
 	private finalizedSlotReadAt = 0;
 	private readonly finalized = new Map<number, string | null>();
+	/** Token account -> its mint and owner, read from the account (older RPC nodes omit `owner` in token balances). */
+	private readonly tokenOwners = new Map<string, { mint: string; owner: string }>();
 
 	constructor(private readonly opts: SolanaSourceOptions) {
 		const timeoutMs = opts.timeoutMs;
@@ -122,6 +136,24 @@ export class SolanaSource implements ChainSource {
 			if (isNotAvailable(err)) throw new SolanaBlockUnavailableError(slot, err.message);
 			throw err;
 		}
+	}
+
+	/**
+	 * The newest confirmed block at or below `slot` (a new cursor's base when the slot before the
+	 * start was skipped): the confirmed chain's produced slots from getBlocks, then that block.
+	 * Asking for `slot` itself with getBlock would not do: a skipped slot above the root answers
+	 * -32004 (not available) for ever, at or below it -32007 (skipped).
+	 */
+	async blockAtOrBefore(slot: number): Promise<BlockRef | null> {
+		let end = slot;
+		for (let i = 0; i < LOOKBACK_WINDOWS && end >= 0; i++) {
+			const start = Math.max(0, end - LOOKBACK_SLOTS + 1);
+			const produced = (await this.connection.getBlocks(start, end, "confirmed")).filter(s => s >= start && s <= end);
+			if (produced.length) return this.block(produced[produced.length - 1]);
+			end = start - 1;
+		}
+		if (end < 0) return null;
+		throw new Error(`Solana: no confirmed block in slots ${end + 1}..${slot}: is the start slot right?`);
 	}
 
 	/** A listed slot's block in full; null when the node does not give it (dropped, or not there yet). */
@@ -161,9 +193,14 @@ export class SolanaSource implements ChainSource {
 		const wanted = (a: string) => query.addresses.has(a);
 		const cached = [...this.lastRead.values()].filter(r => r.ref.number >= query.fromBlock && r.ref.number <= query.toBlock);
 		const blocks = cached.length ? cached : await this.readRange(query.fromBlock, query.toBlock);
+		await this.readTokenOwners(blocks, tokenMints);
+		const ownerOf = (account: string, mint: string) => {
+			const known = this.tokenOwners.get(account);
+			return known && known.mint === mint ? known.owner : undefined;
+		};
 		const out: ChainTransfer[] = [];
 		for (const { ref, block } of blocks) {
-			for (const c of blockCredits(block, wanted, tokenMints)) {
+			for (const c of blockCredits(block, wanted, tokenMints, ownerOf)) {
 				const tokenId = c.mint === "" ? native : mints.get(c.mint);
 				if (tokenId === undefined) continue;
 				out.push(this.toTransfer(c, tokenId, ref));
@@ -172,6 +209,37 @@ export class SolanaSource implements ChainSource {
 		// Scanned: the full blocks are not held until the next step.
 		this.lastRead = new Map();
 		return out;
+	}
+
+	/**
+	 * Owners of token accounts that gained a catalogue mint where the block does not name the owner
+	 * (RPC nodes before token balances carried `owner`). Read from the token account itself
+	 * (getMultipleAccounts at confirmed, 100 a call; SPL Token layout: mint, then owner) and kept
+	 * per token account, so a block costs nothing when its balances carry owners and one call per
+	 * 100 new token accounts when they do not, whatever the number of deposit addresses. The ATA
+	 * of every deposit instead would cost two address derivations per deposit and mint up front
+	 * (100,000 deposits: seconds of CPU at each start) and miss a token account that is not the
+	 * associated one. The owner now is the owner then: an SPL token account's owner changes only
+	 * by its owner's signature, and a deposit's key is the gateway's. A token account that is gone
+	 * (closed since) or holds another mint is attributed to no one, and logged.
+	 */
+	private async readTokenOwners(blocks: readonly ReadBlock[], mints: ReadonlySet<string>): Promise<void> {
+		if (mints.size === 0) return;
+		const missing = new Map<string, string>();
+		for (const { block } of blocks) for (const t of ownerlessTokenAccounts(block, mints)) if (!this.tokenOwners.has(t.account)) missing.set(t.account, t.mint);
+		const accounts = [...missing.keys()];
+		for (let i = 0; i < accounts.length; i += ACCOUNTS_PER_CALL) {
+			const chunk = accounts.slice(i, i + ACCOUNTS_PER_CALL);
+			const infos = await this.connection.getMultipleAccountsInfo(chunk.map(a => new PublicKey(a)), "confirmed");
+			infos.forEach((info, j) => {
+				if (!info || !TOKEN_PROGRAMS.has(info.owner.toBase58()) || info.data.length < 64) {
+					this.opts.logger?.warn(`Solana: token account ${chunk[j]} gained ${missing.get(chunk[j])} in a block without its owner, and is ${info ? "not a token account" : "gone"} now: attributed to no one`);
+					return;
+				}
+				if (this.tokenOwners.size >= TOKEN_OWNER_CACHE) this.tokenOwners.delete(this.tokenOwners.keys().next().value!);
+				this.tokenOwners.set(chunk[j], { mint: new PublicKey(info.data.subarray(0, 32)).toBase58(), owner: new PublicKey(info.data.subarray(32, 64)).toBase58() });
+			});
+		}
 	}
 
 	private async readRange(fromBlock: number, toBlock: number): Promise<ReadBlock[]> {
