@@ -14,21 +14,27 @@
  * - every block: BENCH_SOLANA_SOL_TXS transactions of 20 SOL transfers each and
  *   BENCH_SOLANA_USDC_TXS transactions of 8 USDC transfers each (create the recipient's associated
  *   token account + transferChecked), every transfer to a distinct deposit address; all signed up
- *   front; blocks produced back to back, as fast as the node executes them.
+ *   front.
+ * - PRE-BUILT, then released: the node holds its blocks (`hold`): every transaction is sent and
+ *   executed by litesvm and sealed into its block before the measured window, unseen by any
+ *   reader; then the node puts the held blocks on its chain at BENCH_SOLANA_RELEASE_SLOTS_PER_S
+ *   (`release`). So the offered rate is set, not bounded by what litesvm executes live on these
+ *   cores, and the window measures the watcher's read, parse, match and store. The transfers are
+ *   as real as before (executed by the VM; balances in the blocks read from its account states).
  *
  * Measured:
  * - detections stored (chain_transfers rows, seen at `confirmed`): rate = rows / (last row stored -
- *   first transfer block produced); latency = row createdAt - its block produced;
+ *   first transfer block on the chain); latency = row createdAt - its block on the chain (the node
+ *   records when it released each block; same machine clock);
  * - credited (transaction_credits rows, at `finalized`): rate = rows / (last credit - first
- *   transfer block finalized); latency after finality = credit createdAt - the moment its block's
- *   slot was finalized (this process moves the heads: the clock is exact to a few ms);
- * - the node's own rate (transfers executed and sealed per second), which bounds both;
- * - floor, same run, same blocks: getBlock in full through @solana/web3.js (the watcher's read:
- *   RPC + JSON + web3.js validation, one block at a time) and the block parser alone
- *   (lib/chains/solana/block.ts). The node cannot offer 5,000 transfers/s (litesvm executes and
- *   this process signs and sends every transaction), so the read floor is the ceiling the watcher
- *   would meet on a faster chain; detections are compared with what the node offered;
- * - CPU seconds of this process (node + driver), the Solana node's process and mysqld.
+ *   transfer block finalized); latency after finality = credit createdAt - its slot finalized;
+ * - the offered rate (transfers a second the node put on its chain) and the node's build rate
+ *   (litesvm executing and sealing, before the window: what the live node offered before);
+ * - floors, same run, same blocks: the source's catch-up path alone (lib/chains/solana/source.ts
+ *   blocks() + transfers() as a step calls them: getBlocks, getBlock 4 at a time, parse, match;
+ *   no database), getBlock in full one at a time through @solana/web3.js, and the parser alone;
+ * - CPU seconds of this process (node + driver) over the detection window and to the last credit,
+ *   the Solana node's process and mysqld; CPU of the source alone per transfer.
  */
 import crypto from "node:crypto";
 import os from "node:os";
@@ -39,7 +45,8 @@ import { createNode } from "../lib/node";
 import { appOf } from "../lib/app";
 import { networkIdFor, tokenIdFor } from "../lib/networks/catalogue";
 import { blockCredits } from "../lib/chains/solana/block";
-import type { NetworkWatcher } from "../lib/watchers/runner";
+import { createSolanaSource } from "../lib/chains/solana/source";
+import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 import { startSolanaNode, type SolanaNode } from "../test/helpers/solana-node";
 import { awaitCredits, createRunDatabase, dropRunState, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, sleep } from "./common";
 
@@ -50,6 +57,8 @@ const USDC_AMOUNT = { decimal: "1", units: 1_000_000n };
 const DEVNET_USDC_MINT = new PublicKey("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
 /** A blockhash is usable for 150 blocks: every transaction is signed on one, before the first block. */
 const MAX_BLOCKS = 120;
+/** What the source reads per step at most, the runner's default range (lib/watchers/config.ts WATCHER_MAX_RANGE) aside. */
+const SOURCE_RANGE = 100;
 
 function loadSettings() {
 	const solTxs = envInt("BENCH_SOLANA_SOL_TXS", 20, 0);
@@ -57,7 +66,7 @@ function loadSettings() {
 	const perBlock = solTxs * SOL_PER_TX + usdcTxs * USDC_PER_TX;
 	if (perBlock === 0) throw new Error("BENCH_SOLANA_SOL_TXS and BENCH_SOLANA_USDC_TXS are both 0");
 	const addresses = envInt("BENCH_SOLANA_ADDRESSES", 100_000, 1);
-	const blocks = envInt("BENCH_SOLANA_BLOCKS", 20, 1);
+	const blocks = envInt("BENCH_SOLANA_BLOCKS", 50, 1);
 	if (blocks > MAX_BLOCKS) throw new Error(`BENCH_SOLANA_BLOCKS must be at most ${MAX_BLOCKS} (transactions are signed up front on one blockhash)`);
 	if (blocks * perBlock > addresses) throw new Error(`BENCH_SOLANA_BLOCKS x transfers a block (${blocks * perBlock}) must not exceed BENCH_SOLANA_ADDRESSES (${addresses}): each transfer goes to a distinct address`);
 	return {
@@ -66,8 +75,9 @@ function loadSettings() {
 		solTxs,
 		usdcTxs,
 		perBlock,
+		releaseSlotsPerS: envInt("BENCH_SOLANA_RELEASE_SLOTS_PER_S", 25, 1),
 		pollMs: envInt("BENCH_WATCHER_POLL_MS", 100, 50),
-		creditTimeoutS: envInt("BENCH_WATCHER_CREDIT_TIMEOUT_S", 180, 1),
+		creditTimeoutS: envInt("BENCH_WATCHER_CREDIT_TIMEOUT_S", 300, 1),
 		mysqlUrl: (process.env.BENCH_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, ""),
 		redisUrl: process.env.BENCH_REDIS_URL || "redis://127.0.0.1:6379/0",
 	};
@@ -111,6 +121,12 @@ function signBlock(b: number, addresses: PublicKey[], payer: Keypair, blockhash:
 		sign(tx);
 	}
 	return out;
+}
+
+/** One JSON-RPC batch (the node answers an array in order): a block's transactions in one request. */
+async function rpcBatch(url: string, calls: Array<{ method: string; params: unknown[] }>): Promise<Array<{ result?: unknown; error?: { message: string } }>> {
+	const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))) });
+	return (await res.json()) as Array<{ result?: unknown; error?: { message: string } }>;
 }
 
 const BLOCK_READ = { commitment: "confirmed", transactionDetails: "full", rewards: false, maxSupportedTransactionVersion: 0 } as const;
@@ -162,12 +178,42 @@ async function main(): Promise<void> {
 			},
 		});
 		log(`${addresses.length} checkouts inserted in ${Date.now() - t0} ms`);
+		// ---- transactions, signed up front on one blockhash (before the watcher runs: signing holds this process for a while)
+		t0 = Date.now();
+		const h = await sol.head("confirmed");
+		const blocksTxs = Array.from({ length: SETTINGS.blocks }, (_, b) => signBlock(b, keys, payer, h.blockhash, h.lastValidBlockHeight));
+		log(`${blocksTxs.flat().length} transactions signed in ${Date.now() - t0} ms`);
+
+		// ---- blocks pre-built: executed by litesvm and sealed, held off the chain (no reader sees them yet)
+		await sol.hold();
+		const slotOfSig = new Map<string, number>();
+		const transferSlots: number[] = [];
+		const buildStart = Date.now();
+		for (const txs of blocksTxs) {
+			const replies = await rpcBatch(sol.url, txs.map(raw => ({ method: "sendTransaction", params: [raw, { encoding: "base64", skipPreflight: true }] })));
+			const sigs = replies.map(r => {
+				if (r.error) throw new Error(`sendTransaction: ${r.error.message}`);
+				return r.result as string;
+			});
+			const slot = await sol.produceBlock();
+			transferSlots.push(slot);
+			for (const sig of sigs) slotOfSig.set(sig, slot);
+		}
+		const buildRate = total / ((Date.now() - buildStart) / 1000);
+		const held = await sol.held();
+		const heldTxs = held.reduce((n, b) => n + b.transactions, 0);
+		if (heldTxs !== blocksTxs.flat().length) throw new Error(`the node holds ${heldTxs} transactions in ${held.length} blocks, ${blocksTxs.flat().length} were sent: some did not execute`);
+		log(`${SETTINGS.blocks} blocks built in ${Date.now() - buildStart} ms (litesvm executed and sealed ${buildRate.toFixed(0)} transfers/s); releasing at ${SETTINGS.releaseSlotsPerS} slots/s`);
+
 		t0 = Date.now();
 		await broker.start();
 		const app = appOf(broker);
 		const watcherService = broker.getLocalService("watcher-solana") as unknown as { runners: Map<string, NetworkWatcher> };
 		const runner = watcherService.runners.get(NET);
 		if (!runner) throw new Error("the watcher follows no solana-devnet network (is it active? RPC_URL_SOLANA_DEVNET set?)");
+		// Where a step's time goes (wall ms per phase; the runner's bench hook, as bench/watcher-evm.ts).
+		const steps: StepTimings[] = [];
+		(runner as unknown as { deps: RunnerDeps }).deps.onStepTimings = st => steps.push(st);
 		for (;;) {
 			const head = (await sol.head("confirmed")).slot;
 			if (runner.status.leader && runner.status.cursor !== null && runner.status.cursor >= head) break;
@@ -176,93 +222,117 @@ async function main(): Promise<void> {
 		}
 		log(`node started, watcher at the head in ${Date.now() - t0} ms`);
 
-		// ---- transactions, signed up front on one blockhash
-		t0 = Date.now();
-		const h = await sol.head("confirmed");
-		const blocksTxs = Array.from({ length: SETTINGS.blocks }, (_, b) => signBlock(b, keys, payer, h.blockhash, h.lastValidBlockHeight));
-		log(`${blocksTxs.flat().length} transactions signed in ${Date.now() - t0} ms`);
-
+		// ---- the window: the node puts the blocks on its chain at the set slot rate
+		const { ChainTransfer, TransactionCredit } = app.models;
 		const pids = serverPids();
 		const cpu0 = { self: process.cpuUsage(), node: procCpuSeconds(sol.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
-		// ---- blocks, back to back; this process moves the heads, so it knows when each slot was produced and finalized
-		const producedAt = new Map<number, number>();
-		const finalizedAt = new Map<number, number>();
-		const slotOfSig = new Map<string, number>();
-		const transferSlots: number[] = [];
-		let lastFinal = (await sol.head("finalized")).slot;
-		const produce = async (): Promise<number> => {
-			const slot = await sol!.produceBlock();
-			const at = Date.now();
-			producedAt.set(slot, at);
-			const fin = (await sol!.head("finalized")).slot;
-			for (const s of producedAt.keys()) if (s > lastFinal && s <= fin) finalizedAt.set(s, at);
-			lastFinal = Math.max(lastFinal, fin);
-			return slot;
-		};
-		const sendStart = Date.now();
-		for (const txs of blocksTxs) {
-			const sigs: string[] = [];
-			for (const raw of txs) {
-				const reply = await sol.rpc("sendTransaction", [raw, { encoding: "base64", skipPreflight: true }]);
-				if (reply.error) throw new Error(`sendTransaction: ${reply.error.message}`);
-				sigs.push(reply.result as string);
+		const releaseStart = Date.now();
+		// Monotonic microseconds, the clock of a --cpu-prof profile: the window to look at there.
+		log(`window starts at ${process.hrtime.bigint() / 1000n} us (monotonic)`);
+		await sol.release(SETTINGS.releaseSlotsPerS);
+		let releasedAt = 0;
+		let detectedAt = 0;
+		let cpuDetect: typeof cpu0 | null = null;
+		for (;;) {
+			if (!releasedAt && (await sol.held()).length === 0) releasedAt = Date.now();
+			if ((await ChainTransfer.count()) >= total) {
+				detectedAt = Date.now();
+				log(`last detection stored by ${process.hrtime.bigint() / 1000n} us (monotonic)`);
+				cpuDetect = { self: process.cpuUsage(cpu0.self), node: procCpuSeconds(sol.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: detectedAt };
+				break;
 			}
-			const slot = await produce();
-			transferSlots.push(slot);
-			for (const s of sigs) slotOfSig.set(s, slot);
+			if (Date.now() - releaseStart > SETTINGS.creditTimeoutS * 1000) break;
+			await sleep(100);
 		}
-		const producedEnd = Date.now();
-		const nodeRate = total / ((producedEnd - sendStart) / 1000);
-		log(`${SETTINGS.blocks} blocks produced in ${producedEnd - sendStart} ms (${nodeRate.toFixed(0)} transfers/s executed and sealed by the node); finalizing`);
+		log(`released in ${(releasedAt || Date.now()) - releaseStart} ms; ${detectedAt ? `all ${total} detections stored after ${detectedAt - releaseStart} ms` : "not all detections stored"}; finalizing`);
 		// The last transfer blocks finalize as the chain moves on: empty blocks at Solana's slot time.
-		while (lastFinal < transferSlots[transferSlots.length - 1]) {
+		const lastTransferSlot = transferSlots[transferSlots.length - 1];
+		while ((await sol.head("finalized")).slot < lastTransferSlot) {
 			await sleep(400);
-			await produce();
+			await sol.produceBlock();
 		}
-
-		const { ChainTransfer, TransactionCredit } = app.models;
-		await awaitCredits(app.models, total, sendStart, SETTINGS.creditTimeoutS, log);
+		await awaitCredits(app.models, total, releaseStart, SETTINGS.creditTimeoutS, log);
 		const cpu1 = { self: process.cpuUsage(cpu0.self), node: procCpuSeconds(sol.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
 
 		// ---- results
+		const times = await sol.blockTimes();
+		const visibleAt = (slot: number) => times.visible[String(slot)] ?? NaN;
+		const finalizedAt = (slot: number) => times.finalized[String(slot)] ?? NaN;
 		const detections = (await ChainTransfer.findAll({ attributes: ["blockNumber", "createdAt"], raw: true })) as unknown as Array<{ blockNumber: number | string; createdAt: Date }>;
 		const credits = (await TransactionCredit.findAll({ attributes: ["txHash", "createdAt"], raw: true })) as unknown as Array<{ txHash: string; createdAt: Date }>;
 		const time = (d: Date) => new Date(d).getTime();
-		const dLat = detections.map(r => time(r.createdAt) - (producedAt.get(Number(r.blockNumber)) ?? NaN)).filter(Number.isFinite).sort((a, b) => a - b);
-		const cLat = credits.map(r => time(r.createdAt) - (finalizedAt.get(slotOfSig.get(r.txHash) ?? -1) ?? NaN)).filter(Number.isFinite).sort((a, b) => a - b);
-		const firstProduced = producedAt.get(transferSlots[0])!;
-		const firstFinalized = Math.min(...transferSlots.map(s => finalizedAt.get(s) ?? Infinity));
-		const detRate = detections.length / ((Math.max(...detections.map(r => time(r.createdAt))) - firstProduced) / 1000);
+		const dLat = detections.map(r => time(r.createdAt) - visibleAt(Number(r.blockNumber))).filter(Number.isFinite).sort((a, b) => a - b);
+		const cLat = credits.map(r => time(r.createdAt) - finalizedAt(slotOfSig.get(r.txHash) ?? -1)).filter(Number.isFinite).sort((a, b) => a - b);
+		const firstVisible = visibleAt(transferSlots[0]);
+		const lastVisible = visibleAt(lastTransferSlot);
+		const offeredRate = total / (Math.max(1, lastVisible - firstVisible + 1000 / SETTINGS.releaseSlotsPerS) / 1000);
+		const firstFinalized = Math.min(...transferSlots.map(finalizedAt).filter(Number.isFinite));
+		const detRate = detections.length / ((Math.max(...detections.map(r => time(r.createdAt))) - firstVisible) / 1000);
 		const credRate = credits.length / ((Math.max(...credits.map(r => time(r.createdAt))) - firstFinalized) / 1000);
 
-		// ---- floor, same blocks: the watcher's read (getBlock in full through web3.js), then the parser alone
-		const connection = new Connection(sol.url, { commitment: "confirmed" });
+		// ---- floors, same blocks, nothing else running: the source's catch-up path, one getBlock at a time, the parser
+		const watched = new Set(addresses);
+		const source = createSolanaSource({ networkId: NET, rpcUrl: sol.url, timeoutMs: 30_000 });
+		const tokens = [
+			{ tokenId: SOL, contractAddress: "", decimals: 9 },
+			{ tokenId: USDC, contractAddress: DEVNET_USDC_MINT.toBase58(), decimals: 6 },
+		];
+		let sourceFound = 0;
+		const srcCpu0 = process.cpuUsage();
 		let t = performance.now();
+		for (let from = transferSlots[0]; from <= lastTransferSlot; ) {
+			const refs = await source.blocks(from, Math.min(lastTransferSlot, from + SOURCE_RANGE - 1));
+			if (refs.length === 0) throw new Error(`the source read no block from slot ${from}`);
+			const to = refs[refs.length - 1].number;
+			sourceFound += (await source.transfers({ fromBlock: from, toBlock: to, addresses: watched, tokens })).length;
+			from = to + 1;
+		}
+		const sourceMs = performance.now() - t;
+		const srcCpu = process.cpuUsage(srcCpu0);
+		await source.close();
+		const connection = new Connection(sol.url, { commitment: "confirmed" });
+		t = performance.now();
 		const read: VersionedBlockResponse[] = [];
 		for (const slot of transferSlots) {
 			const b = await connection.getBlock(slot, BLOCK_READ);
 			if (b) read.push(b);
 		}
 		const readMs = performance.now() - t;
-		const watched = new Set(addresses);
 		const mints = new Set([DEVNET_USDC_MINT.toBase58()]);
 		t = performance.now();
 		let parsed = 0;
 		for (const b of read) parsed += blockCredits(b, a => watched.has(a), mints).length;
 		const parseMs = performance.now() - t;
+		const sourceRate = sourceFound / (sourceMs / 1000);
 		const readRate = total / (readMs / 1000);
 		const parseRate = parsed / (parseMs / 1000);
 
-		const wall = (cpu1.wall - cpu0.wall) / 1000;
-		const selfCpu = (cpu1.self.user + cpu1.self.system) / 1e6;
-		const cpuLine = (name: string, a: number | null, b: number | null) => (a === null || b === null ? `${name} n/a` : `${name} ${(b - a).toFixed(1)} s (${(((b - a) * 1e6) / total).toFixed(0)} us/transfer)`);
-		const pass = detRate >= TARGET.rate && credits.length >= total;
+		const cpuSpan = (a: typeof cpu0, b: typeof cpu0) => ({ wall: (b.wall - a.wall) / 1000, self: (b.self.user + b.self.system) / 1e6, node: a.node === null || b.node === null ? null : b.node - a.node, mysqld: a.mysqld === null || b.mysqld === null ? null : b.mysqld - a.mysqld });
+		const perTransfer = (sec: number | null) => (sec === null ? "n/a" : `${sec.toFixed(1)} s (${((sec * 1e6) / total).toFixed(0)} us/transfer)`);
+		const cpuText = (c: ReturnType<typeof cpuSpan>) => `over ${c.wall.toFixed(1)} s (2 cores = ${(2 * c.wall).toFixed(0)} core-s): this process (watcher + core services + driver) ${perTransfer(c.self)}, Solana node ${perTransfer(c.node)}, mysqld ${perTransfer(c.mysqld)}`;
+		const pass = detRate >= TARGET.rate && detections.length >= total;
+		const load = os.loadavg().map(l => l.toFixed(1)).join(" ");
 		console.log(
-			`watcher-solana: ${detRate.toFixed(0)} transfers/s (detections stored, at confirmed) p50 ${percentile(dLat, 50).toFixed(0)} ms p99 ${percentile(dLat, 99).toFixed(0)} ms; credited ${credRate.toFixed(0)} transfers/s at finalized, latency after finality p50 ${percentile(cLat, 50).toFixed(0)} ms p99 ${percentile(cLat, 99).toFixed(0)} ms; target >= ${TARGET.rate} transfers/s ${pass ? "PASS" : "BELOW"}`,
+			`watcher-solana: ${detRate.toFixed(0)} transfers/s detected (stored, at confirmed; offered ${offeredRate.toFixed(0)}/s) p50 ${percentile(dLat, 50).toFixed(0)} ms p99 ${percentile(dLat, 99).toFixed(0)} ms after the block; credited ${credRate.toFixed(0)} transfers/s at finalized, latency after finality p50 ${percentile(cLat, 50).toFixed(0)} ms p99 ${percentile(cLat, 99).toFixed(0)} ms; target >= ${TARGET.rate} transfers/s detected ${pass ? "PASS" : "BELOW"}`,
 		);
-		console.log(`  ${total} transfers (${SETTINGS.blocks} blocks x ${SETTINGS.perBlock}) to ${SETTINGS.addresses} watched addresses; ${detections.length} detections stored, ${credits.length} credited; the node executed and sealed them at ${nodeRate.toFixed(0)} transfers/s (the offered rate: the watcher cannot detect faster than blocks come)`);
-		console.log(`  floor, same blocks, same run: getBlock in full through @solana/web3.js ${readRate.toFixed(0)} transfers/s (${(readMs / read.length).toFixed(0)} ms a block); parser alone ${parseRate.toFixed(0)} transfers/s (${parsed} found); detected / offered by the node = ${(detRate / nodeRate).toFixed(2)}, read floor / target = ${(readRate / TARGET.rate).toFixed(2)}`);
-		console.log(`  CPU over ${wall.toFixed(1)} s (2 cores = ${(2 * wall).toFixed(0)} core-s): ${cpuLine("this process (node + driver)", 0, selfCpu)}, ${cpuLine("Solana node (litesvm + facade)", cpu0.node, cpu1.node)}, ${cpuLine("mysqld", cpu0.mysqld, cpu1.mysqld)}`);
+		console.log(
+			`  ${total} transfers (${SETTINGS.blocks} blocks x ${SETTINGS.perBlock}) to ${SETTINGS.addresses} watched addresses, pre-built (litesvm executed and sealed ${buildRate.toFixed(0)} transfers/s) and released at ${SETTINGS.releaseSlotsPerS} slots/s; ${detections.length} detections stored, ${credits.length} credited; load average at the end ${load}`,
+		);
+		console.log(
+			`  floors, same blocks, same run: the source alone (blocks() + transfers(), no database) ${sourceRate.toFixed(0)} transfers/s, CPU ${((((srcCpu.user + srcCpu.system) / 1e6) * 1e6) / Math.max(1, sourceFound)).toFixed(0)} us/transfer (${sourceFound} found); getBlock in full one at a time through @solana/web3.js ${readRate.toFixed(0)} transfers/s (${(readMs / read.length).toFixed(0)} ms a block); parser alone ${parseRate.toFixed(0)} transfers/s (${parsed} found)`,
+		);
+		const measured = steps.filter(st => st.stored > 0);
+		const phase = (k: "head" | "addresses" | "cursor" | "blocks" | "transfers" | "commit" | "reconcile") => measured.reduce((n, st) => n + st[k], 0);
+		const stepMs = (["head", "addresses", "cursor", "blocks", "transfers", "commit", "reconcile"] as const).reduce((n, k) => n + phase(k), 0);
+		console.log(
+			`  where the watcher's time goes: ${measured.length} steps stored ${measured.reduce((n, st) => n + st.stored, 0)} transfers in ${stepMs.toFixed(0)} ms of steps (${((stepMs * 1000) / Math.max(1, total)).toFixed(0)} us/transfer wall): head ${phase("head").toFixed(0)}, addresses ${phase("addresses").toFixed(0)}, cursor + reorg check ${phase("cursor").toFixed(0)}, blocks (getBlocks + getBlock in full) ${phase("blocks").toFixed(0)}, transfers (parse + match) ${phase("transfers").toFixed(0)}, commit ${phase("commit").toFixed(0)}, reconcile ${phase("reconcile").toFixed(0)} ms; the reports (detect, credit) run beside the steps in the same process`,
+		);
+		if (cpuDetect) console.log(`  CPU to the last detection ${cpuText(cpuSpan(cpu0, cpuDetect))}`);
+		console.log(`  CPU to the last credit ${cpuText(cpuSpan(cpu0, cpu1))}`);
+	} catch (err) {
+		// The node's own output says why it failed (a crash of the VM child, a refused request).
+		if (sol) log(`Solana node output (tail):\n${sol.output().slice(-4000)}`);
+		throw err;
 	} finally {
 		await cleanup();
 	}
