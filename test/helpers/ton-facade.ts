@@ -922,8 +922,29 @@ function mcBlock(f: TonFacade, seqno: number | undefined): McBlock {
 	if (!b) throw new HttpError(404, `masterchain block ${seqno ?? 0} not found`);
 	return b;
 }
+/** A list parameter: repeated (`a=1&a=2`) and/or comma-separated (`a=1,2`), as fiber's QueryParser reads slices. */
+function multi(q: URLSearchParams, name: string): string[] {
+	return q
+		.getAll(name)
+		.flatMap(v => v.split(","))
+		.filter(v => v !== "");
+}
+
+/** ton-index-go's ShardIdConverter: hex (optionally 0x) or signed decimal; every block here is in SHARD. */
+function shardMatches(q: URLSearchParams): boolean {
+	const v = q.get("shard");
+	if (v === null || v === "") return true;
+	let n: bigint;
+	try {
+		n = /^-?\d+$/.test(v) && v.startsWith("-") ? BigInt(v) : BigInt(`0x${v.replace(/^0x/i, "")}`);
+	} catch {
+		throw new HttpError(422, `failed to decode: schema: error converting value for "shard"`);
+	}
+	return BigInt.asUintN(64, n) === BigInt(`0x${SHARD}`);
+}
+
 function hashParams(q: URLSearchParams, name: string): string[] {
-	return q.getAll(name).map(v => {
+	return multi(q, name).map(v => {
 		const h = normalizeHash(v);
 		if (!h) throw new HttpError(422, `failed to decode: schema: error converting value for "${name}"`);
 		return h;
@@ -950,11 +971,10 @@ function transactionsQuery(f: TonFacade, q: URLSearchParams): RawJson {
 	if (mcSeqno !== undefined) txs = mcBlock(f, mcSeqno).txs;
 	const wc = intParam(q, "workchain");
 	if (wc !== undefined) txs = txs.filter(t => (t.account.startsWith("-1:") ? -1 : 0) === wc);
-	const shard = q.get("shard");
-	if (shard) txs = txs.filter(() => BigInt.asUintN(64, BigInt(shard.startsWith("-") ? shard : `0x${shard.replace(/^0x/, "")}`)) === BigInt(`0x${SHARD}`));
+	if (!shardMatches(q)) txs = [];
 	const seqno = intParam(q, "seqno");
 	if (seqno !== undefined) txs = txs.filter(t => (t.account.startsWith("-1:") ? t.mcSeqno : t.shardSeqno) === seqno);
-	const accounts = q.getAll("account").map(a => rawAddress(parseAddress(a)));
+	const accounts = multi(q, "account").map(a => rawAddress(parseAddress(a)));
 	if (accounts.length) txs = txs.filter(t => accounts.includes(t.account));
 	const hashes = hashParams(q, "hash");
 	if (hashes.length) txs = txs.filter(t => hashes.includes(t.hash));
@@ -1103,6 +1123,7 @@ const ROUTES: Record<string, Route> = {
 			{ b, shard: true, wc: 0, seqno: b.shardSeqno },
 		]);
 		if (wc !== undefined) rows = rows.filter(r => r.wc === wc);
+		if (!shardMatches(q)) rows = [];
 		if (seqno !== undefined) rows = rows.filter(r => r.seqno === seqno);
 		if (mc !== undefined) rows = rows.filter(r => r.b.seqno === mc);
 		const order = sortOrder(q);
@@ -1118,10 +1139,11 @@ const ROUTES: Record<string, Route> = {
 		if (!b) throw new HttpError(404, "blocks not found");
 		return { blocks: [f.blockJson(b, true)] };
 	},
-	"GET /api/v3/walletInformation": (f, q) => walletInformation(f, q),
-	"GET /api/v3/wallet": (f, q) => walletInformation(f, q),
-	"GET /api/v3/addressInformation": (f, q) => addressInformation(f, q),
-	"GET /api/v3/account": (f, q) => addressInformation(f, q),
+	// State reads wait for a running trace to finish (a liteserver reads whole blocks' states).
+	"GET /api/v3/walletInformation": (f, q) => f.exclusive(async () => walletInformation(f, q)),
+	"GET /api/v3/wallet": (f, q) => f.exclusive(async () => walletInformation(f, q)),
+	"GET /api/v3/addressInformation": (f, q) => f.exclusive(async () => addressInformation(f, q)),
+	"GET /api/v3/account": (f, q) => f.exclusive(async () => addressInformation(f, q)),
 	"POST /api/v3/message": async (f, _q, body) => {
 		if (typeof body.boc !== "string" || body.boc.length === 0) throw new HttpError(401, "boc is required");
 		return f.sendBoc(Buffer.from(body.boc, "base64"));

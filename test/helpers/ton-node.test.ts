@@ -438,5 +438,18 @@ describeNode("TON test node (@ton/sandbox behind a toncenter v3 facade)", () => 
 		expect((await node.api(`/api/v3/transactions?sort=up`)).status).toBe(422);
 		expect((await node.api(`/api/v3/transactionsByMessage`)).status).toBe(422);
 		expect((await node.api<J>(`/api/v3/walletInformation?address=${Address.parse(node.faucet.friendly).toRawString()}`)).body.wallet_type).toBe("wallet v4 r2");
+		// List parameters repeated or comma-separated, as fiber parses them.
+		const two = [all[1].account, all[3].account];
+		const both = await node.api<J>(`/api/v3/transactions?account=${two.join(",")}&sort=asc`);
+		const repeated = await node.api<J>(`/api/v3/transactions?account=${two[0]}&account=${two[1]}&sort=asc`);
+		expect(both.body.transactions.map((t: J) => t.hash)).toEqual([all[1].hash, all[3].hash]);
+		expect(repeated.body).toEqual(both.body);
+		// A masterchain block header the way a watcher asks for it; the shard in hex or signed decimal.
+		for (const shard of ["8000000000000000", "-9223372036854775808"]) {
+			const h = await node.api<J>(`/api/v3/blocks?workchain=-1&shard=${shard}&seqno=${seqno}&limit=1`);
+			expect(h.body.blocks.map((b: J) => [b.workchain, b.seqno, b.tx_count])).toEqual([[-1, seqno, 0]]);
+		}
+		expect((await node.api<J>(`/api/v3/blocks?workchain=-1&shard=4000000000000000&seqno=${seqno}`)).body.blocks).toEqual([]);
+		expect((await node.api<J>(`/api/v3/blocks?workchain=0&seqno=${all[0].block_ref.seqno}`)).body.blocks[0]).toMatchObject({ workchain: 0, tx_count: 6, master_ref_seqno: seqno });
 	});
 });
