@@ -192,12 +192,10 @@ export function normalizeHash(v: string): string | null {
 
 const b64 = (b: Buffer) => b.toString("base64");
 const hash256 = (n: bigint) => b64(Buffer.from(n.toString(16).padStart(64, "0"), "hex"));
-const str = (v: bigint | number | null | undefined) => (v === null || v === undefined ? null : v.toString());
 /** `%#x` of a big integer, as ton-index-go renders stack numbers. */
 const hexNum = (v: bigint) => (v < 0n ? `-0x${(-v).toString(16)}` : `0x${v.toString(16)}`);
 const opcodeText = (op: number | null) => (op === null ? null : `0x${op.toString(16).padStart(8, "0")}`);
 const statusOf = (s: string): AccountStatus => (s === "uninitialized" ? "uninit" : s === "non-existing" ? "nonexist" : (s as AccountStatus));
-const changeOf = (s: string) => s; // "unchanged" | "frozen" | "deleted": same words in @ton/core and the API
 
 function opcodeOf(body: Cell): number | null {
 	const s = body.beginParse();
@@ -831,7 +829,7 @@ function describe(tx: Transaction): Json {
 	if (d.type !== "generic") return { type: d.type === "tick-tock" ? "tick_tock" : d.type };
 	const j: Json = { type: "ord", aborted: d.aborted, destroyed: d.destroyed, credit_first: d.creditFirst };
 	if (d.storagePhase) {
-		j.storage_ph = { storage_fees_collected: d.storagePhase.storageFeesCollected.toString(), ...(d.storagePhase.storageFeesDue != null ? { storage_fees_due: d.storagePhase.storageFeesDue.toString() } : {}), status_change: changeOf(d.storagePhase.statusChange) };
+		j.storage_ph = { storage_fees_collected: d.storagePhase.storageFeesCollected.toString(), ...(d.storagePhase.storageFeesDue != null ? { storage_fees_due: d.storagePhase.storageFeesDue.toString() } : {}), status_change: d.storagePhase.statusChange }; // unchanged | frozen | deleted: the API's words too
 	}
 	if (d.creditPhase) {
 		j.credit_ph = { ...(d.creditPhase.dueFeesColelcted != null ? { due_fees_collected: d.creditPhase.dueFeesColelcted.toString() } : {}), credit: d.creditPhase.credit.coins.toString() };
@@ -863,7 +861,7 @@ function describe(tx: Transaction): Json {
 			success: a.success,
 			valid: a.valid,
 			no_funds: a.noFunds,
-			status_change: changeOf(a.statusChange),
+			status_change: a.statusChange,
 			...(a.totalFwdFees != null ? { total_fwd_fees: a.totalFwdFees.toString() } : {}),
 			...(a.totalActionFees != null ? { total_action_fees: a.totalActionFees.toString() } : {}),
 			result_code: a.resultCode,
