@@ -65,10 +65,12 @@ export const CHAIN_SCOPE: SettingScope = {
 		"SWEEP_PROOF_MS",
 		"SWEEP_UTXO_FEE_FLOOR",
 		"SWEEP_UTXO_FEE_CAP",
+		"SWEEPER_PRIVATE_KEY_TON",
+		"SWEEP_TON_VALID_SEC",
 	],
 	prefixes: ["RPC_URL_", "RPC_COOKIE_FILE_", "RPC_API_KEY_", "WATCHER_START_BLOCK_", "SWEEP_CONTRACTS_", "EIP7702_"],
-	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "sweeper-evm", "sweeper-bitcoin"],
-	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, sweeper-evm, sweeper-bitcoin)",
+	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "sweeper-evm", "sweeper-bitcoin", "sweeper-ton"],
+	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, sweeper-evm, sweeper-bitcoin, sweeper-ton)",
 };
 
 export const SETTING_SCOPES: readonly SettingScope[] = [CATALOGUE_SCOPE, CHAIN_SCOPE];

@@ -9,6 +9,14 @@ import { envSlug } from "../watchers/config";
 export interface SweeperConfig {
 	/** The wallet that pays for token sweeps (hex private key; a secret: never logged). Required in production when a network is swept. */
 	privateKey: string | null;
+	/**
+	 * SWEEPER_PRIVATE_KEY_TON: the TON sweeper wallet's key (wallet v5R1, pays jetton top-ups and
+	 * gets the excesses back): 64 hex digits (the 32-byte ed25519 seed), 128 hex digits (a 64-byte
+	 * secret key, seed || public key) or a 24-word TON mnemonic (tonSweeperKey). A secret: never logged.
+	 */
+	tonPrivateKey: string | null;
+	/** SWEEP_TON_VALID_SEC: how long a signed TON message stays acceptable (its validUntil). */
+	tonValidForSec: number;
 	/** SWEEP_CONTRACTS_<SLUG>=<batcher>,<delegate>: the deployed sweep contracts of a network. */
 	contracts: Record<string, { batcher: string; delegate: string }>;
 	/** EIP7702_<SLUG>=false: the network has no EIP-7702 (token sweeps fall back to a gas top-up). */
@@ -40,6 +48,14 @@ export function sweeperKeyFromEnv(env: EnvVars): string | null {
 	return key;
 }
 
+/** SWEEPER_PRIVATE_KEY_TON, checked for its form (the message never quotes it), or null when unset. */
+export function tonSweeperKeyFromEnv(env: EnvVars): string | null {
+	const key = env.SWEEPER_PRIVATE_KEY_TON?.trim().replace(/\s+/g, " ") || null;
+	if (!key) return null;
+	if (/^(0x)?([0-9a-fA-F]{64}|[0-9a-fA-F]{128})$/.test(key) || /^([a-z]+ ){23}[a-z]+$/.test(key)) return key;
+	throw new Error("Configuration: SWEEPER_PRIVATE_KEY_TON must be a 32-byte seed or 64-byte secret key in hex, or a 24-word TON mnemonic");
+}
+
 export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 	const contracts: SweeperConfig["contracts"] = {};
 	const eip7702Off = new Set<string>();
@@ -55,6 +71,8 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 	}
 	return {
 		privateKey: sweeperKeyFromEnv(env),
+		tonPrivateKey: tonSweeperKeyFromEnv(env),
+		tonValidForSec: int("SWEEP_TON_VALID_SEC", env.SWEEP_TON_VALID_SEC, 60, 10, 600),
 		contracts,
 		eip7702Off,
 		pollMs: int("SWEEP_POLL_MS", env.SWEEP_POLL_MS, 15_000, 50, 3_600_000),
@@ -80,5 +98,5 @@ export const eip7702For = (config: SweeperConfig, slug: string) => !config.eip77
  * The chain types a sweeper service serves (services/sweeper-<type>.service.ts): a withdrawal
  * request is accepted only on their networks, so every accepted request has someone to pay it.
  */
-export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin"];
+export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin", "ton"];
 export const hasSweeper = (chainType: string) => (SWEEPER_CHAIN_TYPES as readonly string[]).includes(chainType);

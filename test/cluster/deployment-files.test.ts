@@ -27,6 +27,7 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
 type Doc = Record<string, any>;
 const SAMPLE_SECRET = "s".repeat(64);
 const SAMPLE_SWEEPER_KEY = "ab".repeat(32);
+const SAMPLE_TON_SWEEPER_KEY = "ef".repeat(32);
 const SAMPLE_KAFKA_PASSWORD = "cd".repeat(16);
 /** The health server's port (CONTRACT: HEALTH_PORT, default 3031) and the compose check of it. */
 const HEALTH_PORT = 3031;
@@ -37,7 +38,7 @@ const CHAIN_GROUPS: Record<string, string[]> = {
 	"watcher-bitcoin": ["watcher-bitcoin"],
 	"watcher-solana": ["watcher-solana"],
 	"watcher-ton": ["watcher-ton"],
-	sweeper: ["sweeper-evm", "sweeper-bitcoin"],
+	sweeper: ["sweeper-evm", "sweeper-bitcoin", "sweeper-ton"],
 };
 
 function k8sDocs(): Array<{ file: string; doc: Doc }> {
@@ -129,6 +130,7 @@ describe("docker-compose.yml", () => {
 		AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`,
 		MASTER_KEY: `m${SAMPLE_SECRET}`,
 		SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY,
+		SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY,
 		KAFKA_SASL_PASSWORD: SAMPLE_KAFKA_PASSWORD,
 	};
 	const gatewayNodes = ["api", "core", ...Object.keys(CHAIN_GROUPS)];
@@ -201,7 +203,7 @@ describe("docker-compose.yml", () => {
 		const text = read("docker-compose.yml");
 		const used = new Set([...text.matchAll(/\$\{([A-Z0-9_]+)/g)].map(m => m[1]));
 		for (const name of used) expect([name, name in example]).toEqual([name, true]);
-		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY", "KAFKA_SASL_PASSWORD"]) {
+		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY", "SWEEPER_PRIVATE_KEY_TON", "KAFKA_SASL_PASSWORD"]) {
 			expect(text).toContain(`\${${secret}:?`);
 			expect(example[secret]).toBe(""); // no default secret ships
 		}
@@ -261,11 +263,12 @@ describe("docker-compose.yml", () => {
 				expect(transporterWarnings(config, env)).toEqual([]);
 				for (const s of config.services!) expect(availableServices()).toHaveProperty(s);
 			}
-			expect(loadConfig({ ...environmentOf("sweeper"), DATA_DIR: dataDir }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
+			expect(loadConfig({ ...environmentOf("sweeper"), DATA_DIR: dataDir }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY });
 			expect(compose.services.api.ports).toEqual(["3000:3000"]);
 			// Without the secrets compose refuses to start (`:?`).
 			expect(() => interpolate(String(compose.services.api.environment.MASTER_KEY), {})).toThrow(/MASTER_KEY is required/);
 			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY), {})).toThrow(/SWEEPER_PRIVATE_KEY is required/);
+			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY_TON), {})).toThrow(/SWEEPER_PRIVATE_KEY_TON is required/);
 			expect(() => interpolate(String(compose.services.core.environment.KAFKA_SASL_PASSWORD), {})).toThrow(/KAFKA_SASL_PASSWORD is required/);
 		} finally {
 			fs.rmSync(dataDir, { recursive: true, force: true });
@@ -480,8 +483,9 @@ describe("k8s manifests", () => {
 			expect(kafkaOptionsFromEnv(config.transporter!, env)).toMatchObject({ ssl: true, sasl: { mechanism: "scram-sha-512", username: "cryptopay", password: "REPLACE_ME" } });
 			expect(transporterWarnings(config, env)).toEqual([]);
 			// The sweeper pods: the wallet key's placeholder is refused too.
-			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
-			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY }).sweeper.privateKey).toBe(SAMPLE_SWEEPER_KEY);
+			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin,sweeper-ton" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
+			expect(() => loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY })).toThrow(/SWEEPER_PRIVATE_KEY_TON must be/);
+			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY });
 			// The watcher pods' readiness bound, set on them (it acts there only).
 			for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton"]) {
 				const lag = envOf(named("Deployment", name), "WATCHER_READY_MAX_LAG");

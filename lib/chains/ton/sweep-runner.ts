@@ -1,0 +1,554 @@
+/**
+ * The TON sweeper's loop for one network (docs/withdrawals.md "TON sweeps", "For the runner").
+ * Each step:
+ * 1. carries every sweep in flight one state further: planned -> signed (the external message's
+ *    BoC, normalized hash, seqno and validUntil recorded BEFORE it is sent, so a crash re-sends the
+ *    same bytes, never new ones) -> broadcast -> confirmed (ledger written) or failed; the fate of
+ *    a message is `sendVerdict` read from the last masterchain block: `landed` (its transaction is
+ *    found by its normalized hash), `dead` (expired, seqno unused: only then are its funds planned
+ *    again), `superseded` (expired, another message used the seqno: counted towards a stall for an
+ *    operator, its funds stay locked) or `pending` (the same BoC is sent again);
+ * 2. pays pending TON withdrawal requests (exactly their amount, from one deposit that holds it);
+ * 3. plans new sweeps: a TON deposit's whole balance to the merchant (the deposit ends destroyed);
+ *    jetton deposits get a batched top-up from the sweeper wallet (one v5R1 message for up to
+ *    `batchSize` deposits), then each sends its whole jetton balance, excesses back to the sweeper.
+ *
+ * The records' `nonce` is the shared counter of lib/sweeps/store.ts (UNIQUE per wallet), not the
+ * seqno: a destroyed deposit comes back at seqno 0. The seqno and validUntil of a signed message
+ * are in its record's `rawTx` (see TonSigned), read from the BoC's own signed body.
+ * A wallet signs one message at a time (nothing is planned from a wallet with a sweep in flight),
+ * and a deposit is swept again only after its previous message's validUntil has passed (a
+ * destroyed wallet at seqno 0 would accept that message again until then).
+ */
+import { Address, beginCell } from "@ton/core";
+import { mnemonicToPrivateKey, mnemonicValidate } from "@ton/crypto";
+import { Op, type Sequelize } from "sequelize";
+import type { Models } from "../../../models";
+import type { Sweep, SweepItem } from "../../../models/sweep.model";
+import type { SweepOutcome } from "../../metrics";
+import { fromBaseUnits, toBaseUnits } from "../../money";
+import { countUnseen, type ProofRule } from "../../sweeps/proof";
+import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { Reservations } from "../../sweeps/reservations";
+import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import { LeaseLostError } from "../../watchers/store";
+import type { TonApi } from "./api";
+import { stackAddress } from "./source";
+import * as ton from "./sweep";
+
+export interface TonSweeperSettings extends ProofRule {
+	/** Deposits per top-up message (at most MAX_V5R1_MESSAGES). */
+	batchSize: number;
+	/** Token deposits wait for a full batch at most this long. */
+	maxAgeMs: number;
+	/** Seconds a signed message stays acceptable (its validUntil = last masterchain utime + this). */
+	validForSec: number;
+}
+
+export interface TonSweepRunnerDeps {
+	sequelize: Sequelize;
+	models: Models;
+	api: TonApi;
+	network: SweepNetwork;
+	/** The sweeper wallet's key (v5R1), null when not configured (jetton sweeps then wait). */
+	sweeperKey: () => Promise<Uint8Array | null>;
+	depositKey(index: number): Promise<Uint8Array>;
+	ports: SweeperPorts;
+	settings: TonSweeperSettings;
+	now: () => Date;
+	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+	onFailure?: (err: unknown) => void;
+	onOutcome?: (outcome: SweepOutcome) => void;
+}
+
+/**
+ * What a TON sweep record keeps as its signed bytes (`rawTx`, JSON): the BoC that is sent, and
+ * copies of what the BoC itself signs (seqno, validUntil) plus what was computed when it was
+ * signed (the jetton amount moved, the TON it carries), so nothing has to be re-derived after a
+ * crash. `txHash` is the normalized message hash.
+ */
+export interface TonSigned {
+	boc: string;
+	seqno: number;
+	validUntil: number;
+	/** Jetton sweep / payment: base units moved. */
+	jettonAmount?: string;
+	/** Top-up: total nanotons sent. */
+	total?: string;
+}
+
+interface McHead {
+	seqno: number;
+	utime: number;
+}
+
+interface WalletState {
+	balance: bigint;
+	deployed: boolean;
+	seqno: number;
+}
+
+interface TxJson {
+	hash: string;
+	mc_block_seqno: number | null;
+	total_fees: string;
+	description?: { aborted?: boolean; compute_ph?: { skipped?: boolean; success?: boolean }; action?: { success?: boolean } };
+	in_msg: { hash: string; value: string | null } | null;
+	out_msgs: Array<{ hash: string; value: string | null; fwd_fee: string | null; destination: string | null; opcode?: string | null }>;
+	account_state_before: { balance: string };
+	account_state_after: { balance: string };
+}
+
+function briefly(err: unknown): string {
+	const text = err instanceof Error ? err.message : String(err);
+	return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+export const signedOf = (s: Pick<Sweep, "rawTx">): TonSigned | null => (s.rawTx ? (JSON.parse(s.rawTx) as TonSigned) : null);
+
+const raw = (address: string) => ton.parseAddress(address, "address").address.toRawString();
+
+export class TonSweepRunner {
+	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
+	private lost: AbortSignal | null = null;
+	private head: McHead | null = null;
+	private warnedNoKey = false;
+	private readonly waiting = new Set<string>();
+	private readonly jettonWallets = new Map<string, string>();
+
+	constructor(private readonly deps: TonSweepRunnerDeps) {}
+
+	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
+		this.fence = fence;
+		this.lost = lost ?? null;
+		this.head = await this.mcHead();
+		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
+			this.checkLease();
+			await this.advance(s).catch(err => {
+				if (err instanceof LeaseLostError) throw err;
+				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${briefly(err)}`);
+				this.deps.onFailure?.(err);
+			});
+		}
+		this.checkLease();
+		await this.executeRequests();
+		this.checkLease();
+		await this.plan();
+	}
+
+	private checkLease(): void {
+		if (this.lost?.aborted) throw new LeaseLostError(this.fence.networkId);
+	}
+
+	private token(tokenId: string): SweepToken | undefined {
+		return this.deps.network.tokens.find(t => t.tokenId === tokenId);
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// The API
+
+	private async mcHead(): Promise<McHead> {
+		const r = await this.deps.api.get<{ last: { seqno: number; gen_utime: string | number } }>("masterchainInfo");
+		return { seqno: Number(r.last.seqno), utime: Number(r.last.gen_utime) };
+	}
+
+	private async wallet(address: string): Promise<WalletState> {
+		// The account first (any status, a destroyed one included), the wallet's seqno only when it is active.
+		const a = await this.deps.api.get<{ balance: string; status: string }>("addressInformation", { address: raw(address) });
+		const deployed = a.status === "active";
+		if (!deployed) return { balance: BigInt(a.balance ?? "0"), deployed, seqno: 0 };
+		const w = await this.deps.api.get<{ balance: string; status: string; seqno?: number }>("walletInformation", { address: raw(address) });
+		if (w.seqno === undefined) throw new Error(`${address} is active but not a wallet the API knows`);
+		return { balance: BigInt(w.balance), deployed: w.status === "active", seqno: Number(w.seqno) };
+	}
+
+	/** get_wallet_address(owner) on the catalogue's (trusted) jetton master; cached. */
+	private async jettonWallet(master: string, owner: string): Promise<string> {
+		const key = `${raw(master)}|${raw(owner)}`;
+		const known = this.jettonWallets.get(key);
+		if (known) return known;
+		const ownerSlice = beginCell().storeAddress(Address.parseRaw(raw(owner))).endCell().toBoc().toString("base64");
+		const r = await this.deps.api.post<{ exit_code: number; stack: unknown[] }>("runGetMethod", { address: raw(master), method: "get_wallet_address", stack: [{ type: "slice", value: ownerSlice }] });
+		const wallet = Number(r.exit_code) === 0 ? stackAddress(r.stack?.[0]) : null;
+		if (!wallet) throw new Error(`get_wallet_address on jetton master ${master} failed (exit code ${r.exit_code})`);
+		this.jettonWallets.set(key, wallet);
+		return wallet;
+	}
+
+	/** The jetton balance `owner` holds (0 when its jetton wallet does not exist). */
+	private async jettonBalance(master: string, owner: string): Promise<bigint> {
+		const jw = await this.jettonWallet(master, owner);
+		const info = await this.deps.api.get<{ status: string }>("addressInformation", { address: jw });
+		if (info.status !== "active") return 0n;
+		const r = await this.deps.api.post<{ exit_code: number; stack: Array<{ type: string; value: string }> }>("runGetMethod", { address: jw, method: "get_wallet_data", stack: [] });
+		if (Number(r.exit_code) !== 0 || r.stack?.[0]?.type !== "num") throw new Error(`get_wallet_data on ${jw} failed (exit code ${r.exit_code})`);
+		return BigInt(r.stack[0].value);
+	}
+
+	/** The transaction whose inbound message has `hash` (normalized, or any message hash), in a sealed block. */
+	private async txByMessage(hash: string): Promise<TxJson | null> {
+		const r = await this.deps.api.get<{ transactions: TxJson[] }>("transactionsByMessage", { msg_hash: hash, direction: "in", limit: 10 });
+		return r.transactions.find(t => t.mc_block_seqno !== null) ?? null;
+	}
+
+	private async send(boc: string): Promise<void> {
+		await this.deps.api.post("message", { boc });
+	}
+
+	private validUntil(): number {
+		return this.head!.utime + this.deps.settings.validForSec;
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Sweeps in flight
+
+	private async advance(s: Sweep): Promise<void> {
+		const { sequelize, models, now, logger, network } = this.deps;
+		if (s.status === "planned") {
+			const signed = await this.sign(s);
+			if (signed === "later") return;
+			if (!signed) {
+				await this.end(s, "failed", { reason: "nothing to send, or not worth its fee" }, "skipped");
+				return;
+			}
+			await recordSigned(sequelize, models, this.fence, s, { raw: JSON.stringify(signed.record), hash: signed.hash }, 0, now());
+		}
+		const signed = signedOf(s)!;
+		if (s.status === "signed") {
+			// Recorded first: a crash here, or a send that fails, sends these same bytes at the next step.
+			// A message refused on sending (expired meanwhile) is judged below like any other.
+			const sent = await this.send(signed.boc).then(
+				() => true,
+				err => (logger.warn(`Sweep ${s.id}: send: ${briefly(err)}; the same message is sent again at the next step`), false),
+			);
+			if (sent) {
+				await recordBroadcast(sequelize, models, this.fence, s, now());
+				this.deps.onOutcome?.("broadcast");
+				return;
+			}
+		}
+		// In this order (sweep.ts sendVerdict): the block's utime, the wallet's seqno, then the message.
+		const head = this.head!;
+		const wallet = await this.wallet(s.fromAddress);
+		const tx = await this.txByMessage(s.txHash!);
+		const verdict = ton.sendVerdict({ found: tx !== null, walletSeqno: wallet.seqno, masterchainUtime: head.utime, seqno: signed.seqno, validUntil: signed.validUntil });
+		if (verdict === "landed") {
+			await this.landed(s, signed, tx!);
+			return;
+		}
+		if (verdict === "dead") {
+			// Expired, never accepted, its seqno unused: the wallet refuses it from now on.
+			await this.end(s, "failed", { reason: `message ${s.txHash} expired unaccepted (validUntil ${signed.validUntil}, block ${head.seqno} at ${head.utime})` });
+			if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: "the payment's message expired unaccepted; signed again" });
+			logger.warn(`Sweep ${s.id} on ${network.slug}: message expired unaccepted; its funds will be planned again`);
+			return;
+		}
+		if (verdict === "superseded") {
+			// Another message used the seqno: the funds may have moved. Locked until an operator looks.
+			await countUnseen({ ...this.deps, network, rule: this.deps.settings }, this.fence, s, false, `seqno ${signed.seqno} of ${s.fromAddress} was used`);
+			return;
+		}
+		if (s.status === "stalled" || s.status === "signed") return;
+		// Pending: the same bytes again (an external message may be dropped before a validator sees it).
+		await this.send(signed.boc).catch(err => logger.warn(`Sweep ${s.id}: send: ${briefly(err)}`));
+	}
+
+	/**
+	 * Signs a planned sweep from the chain's state now. Null: nothing to send (the sweep ends);
+	 * "later": not now (a top-up not arrived, the replay window of the deposit's last message open).
+	 */
+	private async sign(s: Sweep): Promise<{ hash: string; record: TonSigned } | null | "later"> {
+		const { models, network } = this.deps;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
+		const token = this.token(s.tokenId);
+		if (!token || items.length === 0) return null;
+		const validUntil = this.validUntil();
+		if (s.kind === "topup") {
+			const key = await this.deps.sweeperKey();
+			if (!key) return "later";
+			const w = await this.wallet(s.fromAddress);
+			// A deposit that got its TON meanwhile (an earlier top-up) needs none.
+			const need: string[] = [];
+			for (const i of items) if ((await this.wallet(i.depositAddress)).balance < ton.JETTON_SWEEP_TON) need.push(i.depositAddress);
+			if (need.length === 0) return null;
+			if (w.balance < BigInt(need.length) * (ton.JETTON_SWEEP_TON + ton.PAYMENT_FEE_RESERVE)) throw new Error(`the sweeper wallet ${s.fromAddress} holds ${w.balance} nanotons, too little for ${need.length} top-up(s)`);
+			const m = ton.buildTopUps({ sweeper: { key, version: "v5r1", seqno: w.seqno, deployed: w.deployed, address: s.fromAddress }, deposits: need.map(address => ({ address })), validUntil });
+			return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil, total: m.total.toString() } };
+		}
+		const item = items[0];
+		const w = await this.wallet(item.depositAddress);
+		const key = await this.deps.depositKey(item.derivationIndex);
+		const deposit = { key, seqno: w.seqno, deployed: w.deployed, address: item.depositAddress };
+		try {
+			if (s.kind === "native" && s.requestId) {
+				const amount = toBaseUnits(await requestAmount(models, s.requestId), token.decimals);
+				const m = ton.buildTonPayment({ wallet: { ...deposit, version: "v4r2" }, balance: w.balance, payee: s.toAddress, amount, validUntil });
+				return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil } };
+			}
+			if (s.kind === "native") {
+				if (w.balance <= 0n) return null;
+				const m = ton.buildTonSweep({ deposit: { ...deposit, balance: w.balance }, destination: s.toAddress, validUntil });
+				return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil } };
+			}
+			if (s.kind === "token") {
+				const sweeperKey = await this.deps.sweeperKey();
+				if (!sweeperKey) return "later";
+				const jettons = await this.jettonBalance(token.contractAddress, item.depositAddress);
+				if (jettons <= 0n) return null;
+				const m = ton.buildJettonSweep({
+					deposit: { ...deposit, jettonWallet: await this.jettonWallet(token.contractAddress, item.depositAddress), jettonAmount: jettons, tonBalance: w.balance },
+					destination: s.toAddress,
+					responseDestination: ton.walletAddress(sweeperKey, "v5r1"),
+					validUntil,
+				});
+				return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil, jettonAmount: jettons.toString() } };
+			}
+		} catch (err) {
+			if (err instanceof ton.SweepRefused) {
+				this.deps.logger.info(`Sweep ${s.id} on ${network.slug} not signed: ${err.message}`);
+				return err.reason === "gas" ? "later" : null;
+			}
+			throw err;
+		}
+		return null;
+	}
+
+	/** The message was accepted: the ledger gets what really moved, read from its transaction(s). */
+	private async landed(s: Sweep, signed: TonSigned, tx: TxJson): Promise<void> {
+		const { models, network, ports, logger } = this.deps;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
+		const native = network.tokens.find(t => t.contractAddress === "");
+		const spent = BigInt(tx.account_state_before.balance) - BigInt(tx.account_state_after.balance);
+		const hash = s.txHash!;
+		if (s.kind === "topup") {
+			// The operator's TON (as EVM gas top-ups): on the record, not in a merchant's ledger.
+			await this.end(s, "confirmed", { feePaid: (spent - BigInt(signed.total ?? "0")).toString() });
+			return;
+		}
+		const out = tx.out_msgs[0];
+		if (!out) {
+			// Accepted, but its action was skipped (IGNORE_ERRORS): nothing left the wallet but the fees.
+			if (native && items[0] && s.kind === "native") await this.recordFee(items[0], native, spent, s.id);
+			await this.end(s, "failed", { feePaid: spent.toString(), reason: "accepted, but its message was not sent (action skipped)" });
+			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payment's message was not sent; retried" });
+			return;
+		}
+		const item = items[0];
+		if (s.kind === "native") {
+			const value = BigInt(out.value ?? "0");
+			if (s.requestId) {
+				// Exactly the request's amount left; the deposit paid its fees on top (the merchant's fee).
+				await this.recordFee(item, native!, spent - value, s.id);
+				await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
+				await this.end(s, "confirmed", { feePaid: (spent - value).toString() });
+				logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
+				return;
+			}
+			// The whole balance left: what reached the merchant is the message's value, the rest was fees.
+			await this.recordFee(item, native!, spent - value, s.id);
+			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(value, native!.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
+			await this.end(s, "confirmed", { feePaid: (spent - value).toString() });
+			logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${hash}`);
+			return;
+		}
+		// A jetton transfer: proven only when the destination's jetton wallet took it (else it bounces back).
+		const first = await this.txByMessage(out.hash);
+		const internal = first?.out_msgs.find(m => m.opcode === "0x178d4519");
+		const second = internal ? await this.txByMessage(internal.hash) : null;
+		if (first && (!internal || first.description?.aborted || first.description?.compute_ph?.success === false)) {
+			await this.end(s, "failed", { feePaid: spent.toString(), reason: "the jetton wallet refused the transfer (it bounced back to the deposit)" });
+			return;
+		}
+		if (!second) return; // its next hops are not in a final block yet
+		if (second.description?.aborted || second.description?.compute_ph?.success === false) {
+			await this.end(s, "failed", { feePaid: spent.toString(), reason: "the destination's jetton wallet refused the transfer (it bounced back)" });
+			return;
+		}
+		const token = this.token(s.tokenId)!;
+		await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
+		// The TON it carried was the sweeper's top-up: the operator's, on the record (excesses return to the sweeper wallet).
+		await this.end(s, "confirmed", { feePaid: spent.toString() });
+		logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)} ${token.symbol}, ${hash}`);
+	}
+
+	private async recordFee(item: SweepItem, native: SweepToken, fee: bigint, sweepId: string): Promise<void> {
+		if (fee <= 0n) return;
+		await this.deps.ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: this.deps.network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: sweepId, fence: this.fence });
+	}
+
+	private async end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
+		const ended = await finishSweep(this.deps.sequelize, this.deps.models, this.fence, s, status, fields, this.deps.now());
+		if (ended) this.deps.onOutcome?.(outcome);
+		return ended;
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Which wallets may sign now
+
+	/**
+	 * Wallets that must not sign a new message now: one with a sweep in flight (one message per
+	 * wallet at a time, so two never take one seqno), and a deposit whose last message's validUntil
+	 * has not passed at the last masterchain block (a destroyed wallet at seqno 0 would accept it again).
+	 */
+	private async busyWallets(): Promise<Set<string>> {
+		const { models, network } = this.deps;
+		const busy = new Set<string>();
+		for (const s of await sweepsInFlight(models, network.id)) busy.add(raw(s.fromAddress));
+		const since = new Date(this.deps.now().getTime() - 3_600_000);
+		const recent = await models.Sweep.findAll({ where: { networkId: network.id, status: { [Op.in]: ["confirmed", "failed"] }, updatedAt: { [Op.gte]: since } }, attributes: ["fromAddress", "rawTx"] });
+		for (const s of recent) {
+			const signed = signedOf(s);
+			if (signed && signed.validUntil >= this.head!.utime) busy.add(raw(s.fromAddress));
+		}
+		return busy;
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Withdrawal requests
+
+	private async executeRequests(): Promise<void> {
+		const { ports, network, models } = this.deps;
+		let page: Partial<RequestPage> = {};
+		let settled: SweepableCheckout[] | null = null;
+		for (;;) {
+			const requests = await ports.pendingRequests({ networkId: network.id, ...page, limit: REQUEST_PAGE });
+			for (const req of requests) {
+				if (!settled) {
+					const all = await ports.sweepable({ networkId: network.id });
+					const swept = await sweptTransactions(models, all.map(c => c.transactionId));
+					settled = all.filter(c => !swept.has(c.transactionId));
+				}
+				await this.executeRequest(req, settled);
+			}
+			if (requests.length < REQUEST_PAGE) return;
+			const last = requests[requests.length - 1];
+			page = { afterCreatedAt: last.createdAt, afterId: last.id };
+		}
+	}
+
+	/** A TON request is paid exactly from one deposit of the merchant that holds it with its fee; jetton requests wait (not built). */
+	private async executeRequest(req: WithdrawalRequestView, settled: SweepableCheckout[]): Promise<void> {
+		const { ports, network, models, sequelize, logger, now } = this.deps;
+		if (await models.Sweep.findOne({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } })) return; // in flight, or paid
+		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
+			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the TON sweeper", final: true });
+			return;
+		}
+		const token = this.token(req.tokenId);
+		if (!token) return;
+		if (token.contractAddress !== "") {
+			if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: jetton requests are not paid by the TON sweeper yet; it stays pending`);
+			this.waiting.add(req.id);
+			return;
+		}
+		const need = toBaseUnits(req.amount, token.decimals);
+		const busy = await this.busyWallets();
+		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		for (const c of settled) {
+			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "ton", transactionId: c.transactionId });
+			if (target?.source === "payment") continue; // those funds belong to the checkout's own address
+			const w = await this.wallet(c.depositAddress);
+			if (w.balance < need + ton.PAYMENT_FEE_RESERVE) continue;
+			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, w.balance)], requestId: req.id }, now());
+			return;
+		}
+		if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} TON and its fee yet; it stays pending`);
+		this.waiting.add(req.id);
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Planning
+
+	private async plan(): Promise<void> {
+		const { ports, network, models, sequelize, settings, logger, now } = this.deps;
+		const settled = await ports.sweepable({ networkId: network.id });
+		if (settled.length === 0) return;
+		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
+		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		const busy = await this.busyWallets();
+		const reservations = new Reservations({ sequelize, models, now, ownAddressCheckouts: a => ports.ownAddressCheckouts(a) }, network.id);
+		const toTopUp = new Map<string, Array<{ c: SweepableCheckout; amount: bigint; settings: boolean }>>();
+		for (const c of settled) {
+			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
+			const token = this.token(c.tokenId);
+			if (!token) continue;
+			const route = await ports.route({ organizationId: c.organizationId, transactionId: c.transactionId });
+			if (route.via !== "direct") continue; // held, or bridged (not wired to the TON sweeper): kept at the deposit
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "ton", transactionId: c.transactionId });
+			if (!target) continue;
+			const fromSettings = target.source === "settings";
+			const w = await this.wallet(c.depositAddress);
+			if (token.contractAddress === "") {
+				if (w.balance < ton.TON_SWEEP_MIN_BALANCE) continue;
+				const items = [this.item(c, token, w.balance)];
+				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
+				const admit = fromSettings ? await reservations.guard(items) : undefined;
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(target.address), chainNonce: 0, items, admit }, now());
+				busy.add(raw(c.depositAddress));
+				continue;
+			}
+			const jettons = await this.jettonBalance(token.contractAddress, c.depositAddress);
+			if (jettons <= 0n) continue;
+			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(jettons, token.decimals)))) continue;
+			if (w.balance >= ton.JETTON_SWEEP_TON) {
+				const items = [this.item(c, token, jettons)];
+				const admit = fromSettings ? await reservations.guard(items) : undefined;
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(target.address), chainNonce: 0, items, admit }, now());
+				busy.add(raw(c.depositAddress));
+				continue;
+			}
+			toTopUp.set(token.tokenId, [...(toTopUp.get(token.tokenId) ?? []), { c, amount: jettons, settings: fromSettings }]);
+		}
+		if (toTopUp.size === 0) return;
+		const key = await this.deps.sweeperKey();
+		if (!key) {
+			if (!this.warnedNoKey) logger.warn(`Sweeper: ${network.slug} has jetton deposits to sweep but no SWEEPER_PRIVATE_KEY_TON; they stay at their deposit addresses`);
+			this.warnedNoKey = true;
+			return;
+		}
+		const sweeper = ton.walletAddress(key, "v5r1");
+		if (busy.has(sweeper)) return; // its previous message first: one seqno, one message
+		const size = Math.min(settings.batchSize, ton.maxTopUpsPerMessage("v5r1"));
+		for (const [tokenId, group] of toTopUp) {
+			const token = this.token(tokenId)!;
+			const batch = group.slice(0, size);
+			const oldest = Math.min(...batch.map(d => new Date(d.c.completedAt).getTime()));
+			if (batch.length < size && now().getTime() - oldest < settings.maxAgeMs) continue;
+			const items = batch.map(d => this.item(d.c, token, d.amount));
+			const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId, fromAddress: sweeper, toAddress: sweeper, chainNonce: 0, items, admit }, now());
+			return; // one sweeper message at a time
+		}
+	}
+
+	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
+		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
+	}
+}
+
+/**
+ * A merchant's address as the sweep sends to it: non-bounceable (docs/withdrawals.md "TON
+ * sweeps"): an undeployed bounceable destination would bounce the sweep back to the destroyed
+ * deposit, and sweeping it again would bounce again, paying the fees each time.
+ */
+export function merchantAddress(address: string): string {
+	const { address: a } = ton.parseAddress(address, "destination");
+	const testOnly = Address.isFriendly(address) ? Address.parseFriendly(address).isTestOnly : false;
+	return a.toString({ urlSafe: true, bounceable: false, testOnly });
+}
+
+/**
+ * The sweeper wallet's key from SWEEPER_PRIVATE_KEY_TON (lib/sweeps/config.ts checked its form):
+ * 64 hex digits are the 32-byte ed25519 seed, 128 the 64-byte secret key (seed || public key,
+ * checked by the builders), 24 words a TON mnemonic (@ton/crypto mnemonicToPrivateKey, the key a
+ * TON wallet app derives from those words). The error never quotes the key.
+ */
+export async function tonSweeperKey(form: string): Promise<Uint8Array> {
+	const hex = form.replace(/^0x/, "");
+	if (/^([0-9a-fA-F]{64}|[0-9a-fA-F]{128})$/.test(hex)) return new Uint8Array(Buffer.from(hex, "hex"));
+	const words = form.trim().split(/\s+/);
+	if (words.length !== 24 || !(await mnemonicValidate(words))) throw new Error("Configuration: SWEEPER_PRIVATE_KEY_TON is not a valid 24-word TON mnemonic");
+	return new Uint8Array((await mnemonicToPrivateKey(words)).secretKey);
+}

@@ -1,0 +1,65 @@
+/**
+ * The TON sweeper (docs/withdrawals.md "TON sweeps"): on every TON network with an API URL
+ * (RPC_URL_<SLUG>, a toncenter v3 indexer; its key RPC_API_KEY_<SLUG>), sweeps settled TON
+ * deposits whole to the merchants' addresses, jetton deposits after a batched top-up from the
+ * sweeper wallet (SWEEPER_PRIVATE_KEY_TON, v5R1), and pays TON withdrawal requests exactly. The
+ * loop and its lease are the sweeper mixin's; the safety of each message is in
+ * lib/chains/ton/sweep-runner.ts over lib/sweeps (BoC recorded before it is sent, failed only when
+ * proven dead).
+ */
+import type { Service, ServiceSchema } from "moleculer";
+import { appOf } from "../lib/app";
+import { chainParamsFor, codecFor } from "../lib/chains";
+import { createTonApi } from "../lib/chains/ton/api";
+import { tonSweeperKey, TonSweepRunner } from "../lib/chains/ton/sweep-runner";
+import { MAX_V5R1_MESSAGES } from "../lib/chains/ton/sweep";
+import { hdSeed } from "../lib/payments/store";
+import { rpcApiKeyFor } from "../lib/watchers/config";
+import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
+import { sweeperPorts } from "./sweeper-evm.service";
+
+const SweeperTonService: ServiceSchema = {
+	name: "sweeper-ton",
+	mixins: [
+		SweeperMixin({
+			chainType: "ton",
+			createRunner(service, app, network, rpcUrl, hooks) {
+				const { config } = app;
+				const params = chainParamsFor(network);
+				const form = config.sweeper.tonPrivateKey;
+				// Derived once (a mnemonic takes a PBKDF2 round); never logged.
+				let key: Promise<Uint8Array> | null = null;
+				const runner = new TonSweepRunner({
+					sequelize: app.sequelize,
+					models: app.models,
+					api: createTonApi({ baseUrl: rpcUrl, apiKey: rpcApiKeyFor(config.watchers, network.slug), timeoutMs: config.sweeper.rpcTimeoutMs }),
+					network: liveSweepNetwork(network, false),
+					sweeperKey: async () => (form ? (key ??= tonSweeperKey(form)) : null),
+					depositKey: index => codecFor("ton").derivePrivateKey(hdSeed(app).seed, params, index),
+					ports: sweeperPorts(service),
+					settings: {
+						batchSize: Math.min(config.sweeper.batchSize, MAX_V5R1_MESSAGES),
+						maxAgeMs: config.sweeper.maxAgeMs,
+						validForSec: config.sweeper.tonValidForSec,
+						proofPolls: config.sweeper.proofPolls,
+						proofMs: config.sweeper.proofMs,
+					},
+					now: () => app.clock.now(),
+					logger: service.logger,
+					...hooks,
+				});
+				return { step: (fence, lost) => runner.step(fence, lost) };
+			},
+		}),
+	],
+
+	created(this: Service) {
+		// The sweeper wallet pays the jetton sweeps' gas: production never runs without it.
+		const { config } = appOf(this.broker);
+		if (config.env === "production" && !config.sweeper.tonPrivateKey) {
+			throw new Error("Configuration: SWEEPER_PRIVATE_KEY_TON is required in production on nodes running sweeper-ton");
+		}
+	},
+};
+
+export default SweeperTonService;

@@ -1,0 +1,322 @@
+/**
+ * The TON sweep runner (lib/chains/ton/sweep-runner.ts) on the TON test node (test/helpers/
+ * ton-facade.ts: toncenter v3 API over @ton/sandbox, the real TVM with real v4R2 / v5R1 wallet
+ * code and the reference jetton) and the sweeper's real records on this project's database
+ * (both jest projects). The services' side (sweepable checkouts, destinations, the ledger,
+ * requests) is a small in-memory stand-in whose ledger writes are fenced like withdrawals.record.
+ * Every case ends with the ledger equal to what the emulator holds.
+ */
+import { Address } from "@ton/core";
+import { keyPairFromSeed } from "@ton/crypto";
+import { tonCodec } from "../../../../lib/chains/ton/codec";
+import { createTonApi, type TonApi } from "../../../../lib/chains/ton/api";
+import { merchantAddress, signedOf, tonSweeperKey, TonSweepRunner } from "../../../../lib/chains/ton/sweep-runner";
+import { walletAddress } from "../../../../lib/chains/ton/sweep";
+import { inTransaction } from "../../../../lib/db";
+import { fromBaseUnits, money, toBaseUnits } from "../../../../lib/money";
+import type { SweepableCheckout, SweeperPorts, SweepNetwork, WithdrawalRequestView } from "../../../../lib/sweeps/ports";
+import { assertFence, type SweepFence } from "../../../../lib/sweeps/store";
+import { acquireLease, ensureCursor, LeaseLostError, releaseLease } from "../../../../lib/watchers/store";
+import { startNode, type TestNode } from "../../../helpers/harness";
+import { startTonNode, type Jetton, type TonNode } from "../../../helpers/ton-node";
+import { ABANDON_SEED } from "../fixtures";
+
+const NET = "00000000-0000-4000-8000-0000000070a1";
+const TON_ID = "00000000-0000-4000-8000-0000000070a2";
+const USDT_ID = "00000000-0000-4000-8000-0000000070a3";
+const ORG = "00000000-0000-4000-8000-0000000070a4";
+const LEASE = "00000000-0000-4000-8000-0000000070f0";
+const SWEEPER_SEED = Buffer.alloc(32, 9);
+const TON = 1_000_000_000n;
+
+interface LedgerEntry {
+	tokenId: string;
+	kind: string;
+	amount: string;
+	refType: string;
+	refId: string;
+}
+
+describe("TON sweep runner on the TON test node", () => {
+	let db: TestNode;
+	let chain: TonNode;
+	let jetton: Jetton;
+	let api: TonApi;
+	let fence: SweepFence;
+	const network: SweepNetwork = { id: NET, slug: "ton-test", chainId: 0, requiredConfirmations: 1, eip7702: false, tokens: [] };
+	let merchant: string;
+	let sweeper: string;
+	/** The stand-in services' state. */
+	const checkouts: SweepableCheckout[] = [];
+	const ledger: LedgerEntry[] = [];
+	const requests: Array<WithdrawalRequestView & { status: string; txHash?: string }> = [];
+	let noDestination = new Set<string>();
+	let next = 0;
+
+	const ports: SweeperPorts = {
+		sweepable: async () => checkouts.map(c => ({ ...c })),
+		destination: async () => merchant,
+		destinationOf: async p => (noDestination.has(p.transactionId ?? "") ? null : { address: merchant, source: "settings" as const }),
+		ownAddressCheckouts: async () => [],
+		route: async () => ({ via: "direct", reason: "strategy" }) as never,
+		// Fenced as withdrawals.record is: the lease is checked in the entry's own DB transaction.
+		record: async p => {
+			await inTransaction(db.app.sequelize, t => assertFence(db.app.models, p.fence, t));
+			ledger.push({ tokenId: p.tokenId, kind: p.kind, amount: p.amount, refType: p.refType, refId: p.refId });
+		},
+		pendingRequests: async () => requests.filter(r => r.status === "pending"),
+		completeRequest: async p => {
+			await inTransaction(db.app.sequelize, t => assertFence(db.app.models, p.fence, t));
+			const r = requests.find(x => x.id === p.id)!;
+			expect(r.status).toBe("pending"); // paid once
+			r.status = "completed";
+			r.txHash = p.txHash;
+			// No longer reserved (lib/sweeps/reservations.ts reads the requests' table).
+			await db.app.models.WithdrawalRequest.update({ status: "completed", txHash: p.txHash, completedAt: new Date() }, { where: { id: p.id } });
+			ledger.push({ tokenId: r.tokenId, kind: "withdrawal", amount: `-${r.amount}`, refType: "request", refId: r.id });
+		},
+		failRequest: async () => undefined,
+	};
+
+	const runner = (over: Partial<{ api: TonApi }> = {}) =>
+		new TonSweepRunner({
+			sequelize: db.app.sequelize,
+			models: db.app.models,
+			api: over.api ?? api,
+			network,
+			sweeperKey: async () => new Uint8Array(SWEEPER_SEED),
+			depositKey: index => tonCodec.derivePrivateKey(ABANDON_SEED, { isTestnet: false }, index),
+			ports,
+			settings: { batchSize: 255, maxAgeMs: 0, validForSec: 30, proofPolls: 2, proofMs: 0 },
+			now: () => new Date(),
+			logger: process.env.DEBUG_SWEEP ? console : { info: () => undefined, warn: () => undefined, error: () => undefined },
+		});
+
+	const ledgerSum = (tokenId: string) => ledger.filter(e => e.tokenId === tokenId).reduce((a, e) => a.plus(money(e.amount)), money(0));
+	/** Every deposit address this file paid, by token. */
+	const deposits: Array<{ tokenId: string; addr: Address }> = [];
+	/** The ledger's balance of a token equals what all the deposits hold on the emulator. */
+	async function ledgerEqualsChain(tokenId: string): Promise<boolean> {
+		let held = 0n;
+		for (const d of deposits.filter(x => x.tokenId === tokenId)) held += tokenId === TON_ID ? chain.balance(d.addr) : await chain.jettonBalance(jetton, d.addr);
+		return ledgerSum(tokenId).eq(money(fromBaseUnits(held, tokenId === TON_ID ? 9 : 6)));
+	}
+
+	/** A settled checkout of `amount` at a fresh deposit address (index), its credit in the ledger. */
+	async function checkout(tokenId: string, amount: string, decimals: number) {
+		const index = 100 + next++;
+		const { address } = await tonCodec.deriveAddress(ABANDON_SEED, { isTestnet: false }, index);
+		const c: SweepableCheckout = { transactionId: `00000000-0000-4000-8000-${String(900000000000 + index)}`, organizationId: ORG, mode: "sandbox", depositAddress: address, derivationIndex: index, tokenId, completedAt: new Date(Date.now() - 60_000).toISOString() };
+		checkouts.push(c);
+		ledger.push({ tokenId, kind: "credit", amount, refType: "transaction", refId: c.transactionId });
+		void decimals;
+		deposits.push({ tokenId, addr: Address.parse(address) });
+		return { ...c, addr: Address.parse(address) };
+	}
+
+	/** Steps (each followed by sealing what ran) until `done` answers truthy. */
+	async function stepUntil<T>(what: string, done: () => Promise<T | null | undefined | false>, r = runner(), max = 20): Promise<T> {
+		for (let i = 0; i < max; i++) {
+			await r.step(fence);
+			await chain.settle();
+			const v = await done();
+			if (v) return v;
+		}
+		throw new Error(`not reached after ${max} steps: ${what}`);
+	}
+
+	beforeAll(async () => {
+		db = await startNode({ services: [] });
+		chain = await startTonNode();
+		api = createTonApi({ baseUrl: chain.url, timeoutMs: 10_000, attempts: 1 });
+		await ensureCursor(db.app.models, LEASE, "sweep", new Date());
+		fence = (await acquireLease(db.app.models, LEASE, "test:1:sweeper-ton", 600_000, Date.now()))!;
+		jetton = await chain.deployJetton({ symbol: "USDT", decimals: 6 });
+		network.tokens = [
+			{ tokenId: TON_ID, symbol: "TON", contractAddress: "", decimals: 9 },
+			{ tokenId: USDT_ID, symbol: "USDT", contractAddress: jetton.master.toRawString(), decimals: 6 },
+		];
+		// The merchant's wallet is not deployed: it keeps exactly what it is sent (no compute fee of its own).
+		merchant = (await chain.wallet()).friendly;
+		const sw = await chain.wallet({ version: "v5", keyPair: keyPairFromSeed(SWEEPER_SEED), balance: 100n * TON });
+		sweeper = sw.address.toRawString();
+		expect(walletAddress(new Uint8Array(SWEEPER_SEED), "v5r1")).toBe(sweeper);
+	}, 120_000);
+
+	afterAll(async () => {
+		await chain?.stop();
+		await db?.stop();
+	});
+
+	afterEach(() => {
+		// Each case's checkouts are its own; what it swept stays swept.
+		checkouts.length = 0;
+		noDestination = new Set();
+	});
+
+	it("sweeps an undeployed TON deposit to zero (destroyed), non-bounceable; the ledger equals the emulator", async () => {
+		const c = await checkout(TON_ID, "1.5", 9);
+		await chain.pay(chain.faucet, c.addr, 1_500_000_000n, { bounce: false });
+		await chain.settle();
+		expect(chain.status(c.addr)).toBe("uninit");
+		const before = chain.balance(Address.parse(merchant));
+		const sweep = await stepUntil("TON sweep confirmed", () => db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress, status: "confirmed" } }));
+		expect(sweep.kind).toBe("native");
+		expect(sweep.toAddress).toBe(merchantAddress(merchant));
+		expect(Address.parseFriendly(sweep.toAddress).isBounceable).toBe(false);
+		expect(chain.status(c.addr)).toBe("nonexist");
+		expect(chain.balance(c.addr)).toBe(0n);
+		const received = chain.balance(Address.parse(merchant)) - before;
+		const entries = ledger.filter(e => e.refId === sweep.id || e.refType === "sweep_item");
+		expect(entries.map(e => e.kind).sort()).toEqual(["fee", "sweep"]);
+		// What the merchant received is the sweep entry; the fee entry is the rest; the deposit holds 0.
+		expect(money(ledger.find(e => e.kind === "sweep")!.amount).neg().eq(money(fromBaseUnits(received, 9)))).toBe(true);
+		expect(money(sweep.feePaid!).plus(money(received.toString())).eq(money("1500000000"))).toBe(true);
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+		// Its record's nonce is the counter, its seqno the message's (0: it deployed the wallet).
+		expect(signedOf(sweep)!.seqno).toBe(0);
+		// Later steps send nothing more.
+		await runner().step(fence);
+		expect(await db.app.models.Sweep.count({ where: { networkId: NET, fromAddress: c.depositAddress } })).toBe(1);
+	}, 120_000);
+
+	it("sweeps 20 USDT deposits after ONE batched top-up from the sweeper wallet; excesses return to it; the ledger equals the emulator", async () => {
+		const paid = [];
+		for (let i = 0; i < 20; i++) {
+			const c = await checkout(USDT_ID, "20", 6);
+			await chain.mint(jetton, c.addr, 20_000_000n);
+			paid.push(c);
+		}
+		await chain.settle();
+		const sweeperBefore = chain.balance(Address.parseRaw(sweeper));
+		const merchantBefore = await chain.jettonBalance(jetton, Address.parse(merchant));
+		await stepUntil("20 jetton sweeps confirmed", async () => (await db.app.models.Sweep.count({ where: { networkId: NET, kind: "token", status: "confirmed" } })) === 20);
+		const topups = await db.app.models.Sweep.findAll({ where: { networkId: NET, kind: "topup" } });
+		expect(topups).toHaveLength(1);
+		expect(topups[0].status).toBe("confirmed");
+		expect(await db.app.models.SweepItem.count({ where: { sweepId: topups[0].id } })).toBe(20);
+		expect(BigInt(signedOf(topups[0])!.total!)).toBe(20n * 50_000_000n);
+		for (const d of paid) {
+			expect(await chain.jettonBalance(jetton, d.addr)).toBe(0n);
+			expect(chain.status(d.addr)).toBe("nonexist");
+		}
+		expect((await chain.jettonBalance(jetton, Address.parse(merchant))) - merchantBefore).toBe(400_000_000n);
+		expect(await ledgerEqualsChain(USDT_ID)).toBe(true);
+		// The sweeper paid the top-ups and their fee, and got the unused part back as excesses.
+		const spent = sweeperBefore - chain.balance(Address.parseRaw(sweeper));
+		expect(spent).toBeGreaterThan(0n);
+		expect(spent).toBeLessThan(20n * 50_000_000n);
+		console.log(`sweep-ton: ${spent / 20n} nanotons of the sweeper's TON per swept jetton deposit (20 deposits, one top-up)`);
+	}, 300_000);
+
+	it("pays a TON withdrawal request exactly once from a deposit; its fee is in the ledger", async () => {
+		const c = await checkout(TON_ID, "3", 9);
+		noDestination.add(c.transactionId); // no automatic sweep: only the request moves funds
+		await chain.pay(chain.faucet, c.addr, 3n * TON, { bounce: false });
+		await chain.settle();
+		const payee = (await chain.wallet()).friendly;
+		const id = "00000000-0000-4000-8000-0000000070b1";
+		const now = new Date();
+		await db.app.models.WithdrawalRequest.create({ id, organizationId: ORG, mode: "sandbox", userId: 1, amount: "1.25", tokenId: TON_ID, sourceNetworkId: NET, destinationNetworkId: null, address: payee, strategy: 1, status: "pending", reason: null, txHash: null, createdAt: now, updatedAt: now, completedAt: null });
+		requests.push({ id, organizationId: ORG, mode: "sandbox", amount: "1.25", tokenId: TON_ID, sourceNetworkId: NET, destinationNetworkId: null, address: payee, createdAt: now.toISOString(), status: "pending" });
+		await stepUntil("request paid", async () => requests.find(r => r.id === id)!.status === "completed");
+		expect(chain.balance(Address.parse(payee))).toBe(1_250_000_000n);
+		// The deposit stays deployed with the rest; the ledger (credit − withdrawal − fee) equals it.
+		expect(chain.status(c.addr)).toBe("active");
+		const sweep = (await db.app.models.Sweep.findOne({ where: { requestId: id } }))!;
+		const fee = ledger.find(e => e.kind === "fee" && e.refId === sweep.id)!;
+		expect(money(fee.amount).neg().eq(money(fromBaseUnits(BigInt(sweep.feePaid!), 9)))).toBe(true);
+		expect(3n * TON - 1_250_000_000n - BigInt(sweep.feePaid!)).toBe(chain.balance(c.addr));
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+		await runner().step(fence);
+		await chain.settle();
+		expect(await db.app.models.Sweep.count({ where: { requestId: id } })).toBe(1);
+	}, 120_000);
+
+	it("a crash after the message is recorded and before it is sent: the same message is sent after the restart, never a second one", async () => {
+		const c = await checkout(TON_ID, "2", 9);
+		await chain.pay(chain.faucet, c.addr, 2n * TON, { bounce: false });
+		await chain.settle();
+		// The first process records the signed message, then dies before the node has it.
+		const crashing: TonApi = { get: api.get, post: async (path, body) => (path === "message" ? Promise.reject(new Error("process killed")) : api.post(path, body)) };
+		const dying = runner({ api: crashing });
+		await dying.step(fence); // planned
+		await dying.step(fence); // signed and recorded; the send never reaches the node
+		await chain.settle();
+		const recorded = (await db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress } }))!;
+		expect(recorded.status).toBe("signed");
+		expect(chain.status(c.addr)).toBe("uninit");
+		// A new process (a new runner) sends exactly those bytes.
+		const sent: string[] = [];
+		const watching: TonApi = { get: api.get, post: async (path, body) => (path === "message" && sent.push((body as { boc: string }).boc), api.post(path, body)) };
+		const done = await stepUntil("swept", () => db.app.models.Sweep.findOne({ where: { id: recorded.id, status: "confirmed" } }), runner({ api: watching }));
+		expect(sent.length).toBeGreaterThan(0);
+		expect(new Set(sent)).toEqual(new Set([signedOf(recorded)!.boc]));
+		expect(done.hashes).toEqual([recorded.txHash]);
+		expect(await db.app.models.Sweep.count({ where: { networkId: NET, fromAddress: c.depositAddress } })).toBe(1);
+		expect(chain.balance(c.addr)).toBe(0n);
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+	}, 120_000);
+
+	it("a message that expires unaccepted is proven dead and only then signed again; the funds are paid once", async () => {
+		const c = await checkout(TON_ID, "1", 9);
+		await chain.pay(chain.faucet, c.addr, TON, { bounce: false });
+		await chain.settle();
+		const before = chain.balance(Address.parse(merchant));
+		chain.setExternals("drop"); // answered, never run: lost between the API and the validators
+		const r = runner();
+		for (let i = 0; i < 3; i++) {
+			await r.step(fence);
+			await chain.settle();
+		}
+		const first = (await db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress } }))!;
+		expect(first.status).toBe("broadcast"); // pending: before validUntil nothing is proven, the same bytes go again
+		expect(await db.app.models.Sweep.count({ where: { networkId: NET, fromAddress: c.depositAddress } })).toBe(1);
+		chain.advanceTime(31);
+		await chain.seal();
+		chain.setExternals("execute");
+		await r.step(fence);
+		expect((await db.app.models.Sweep.findByPk(first.id))!.status).toBe("failed");
+		expect((await db.app.models.Sweep.findByPk(first.id))!.reason).toMatch(/expired unaccepted/);
+		const second = await stepUntil("signed again and swept", () => db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress, status: "confirmed" } }), r);
+		expect(second.id).not.toBe(first.id);
+		expect(second.txHash).not.toBe(first.txHash);
+		expect(chain.balance(c.addr)).toBe(0n);
+		// Once: the second sweep's ledger entry and fee are the whole TON; the merchant got that entry
+		// (less the storage fee its own uninit account pays on receipt: a nanoton or so).
+		const item = (await db.app.models.SweepItem.findOne({ where: { sweepId: second.id } }))!;
+		const sent = toBaseUnits(ledger.find(e => e.refType === "sweep_item" && e.refId === String(item.id))!.amount.replace(/^-/, ""), 9);
+		expect(sent + BigInt(second.feePaid!)).toBe(TON);
+		const received = chain.balance(Address.parse(merchant)) - before;
+		expect(received <= sent && received > sent - 1_000n).toBe(true);
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+	}, 120_000);
+
+	it("a runner that lost its lease writes nothing", async () => {
+		const c = await checkout(TON_ID, "1", 9);
+		await chain.pay(chain.faucet, c.addr, TON, { bounce: false });
+		await chain.settle();
+		const sweeps = await db.app.models.Sweep.count();
+		const entries = ledger.length;
+		await releaseLease(db.app.models, fence);
+		const other = (await acquireLease(db.app.models, LEASE, "test:2:sweeper-ton", 600_000, Date.now()))!;
+		await expect(runner().step(fence)).rejects.toBeInstanceOf(LeaseLostError);
+		expect(await db.app.models.Sweep.count()).toBe(sweeps);
+		expect(ledger.length).toBe(entries);
+		expect(chain.balance(c.addr)).toBe(TON);
+		fence = other;
+		await stepUntil("swept by the new holder", () => db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress, status: "confirmed" } }));
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+	}, 120_000);
+
+	it("reads SWEEPER_PRIVATE_KEY_TON as a seed, a secret key or a 24-word mnemonic", async () => {
+		const seed = Buffer.alloc(32, 7);
+		const pair = keyPairFromSeed(seed);
+		expect(Buffer.from(await tonSweeperKey(seed.toString("hex")))).toEqual(seed);
+		expect(Buffer.from(await tonSweeperKey(`0x${pair.secretKey.toString("hex")}`))).toEqual(pair.secretKey);
+		const { mnemonicNew, mnemonicToPrivateKey } = await import("@ton/crypto");
+		const words = await mnemonicNew(24);
+		expect(Buffer.from(await tonSweeperKey(words.join(" ")))).toEqual((await mnemonicToPrivateKey(words)).secretKey);
+		await expect(tonSweeperKey(words.slice().reverse().join(" "))).rejects.toThrow(/not a valid 24-word TON mnemonic/);
+	});
+});
