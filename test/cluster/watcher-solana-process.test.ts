@@ -7,12 +7,12 @@
  * payment credited exactly once).
  */
 import { PublicKey } from "@solana/web3.js";
-import { Op } from "sequelize";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { BACKEND, TestNode } from "../helpers/harness";
 import { startNodeProcess, NodeProcess } from "../helpers/node-process";
 import { startSolanaNode, type SolanaNode } from "../helpers/solana-node";
 import { until } from "../helpers/until";
+import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, type WatcherProcessChain } from "../helpers/watcher-processes";
 import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("solana-devnet");
@@ -55,16 +55,17 @@ describeMysql("Solana watcher processes: kill -9 mid catch-up, restart, failover
 		return p;
 	};
 	const cursor = () => node.app.models.ChainCursor.findByPk(NET);
-	const creditsOf = (txIds: string[]) => node.app.models.TransactionCredit.findAll({ where: { transactionId: { [Op.in]: txIds } } });
 
-	async function checkout(): Promise<{ txId: string; address: string }> {
-		const created = await node.http("POST", "/payment_intents", { key: merchant.sandboxKey, body: { amount: "0.1", currency: "sol", payment_method_types: ["crypto"], tokenId: SOL, networkId: NET, return_url: "https://shop.example.com/r" } });
-		expect(created.status).toBe(200);
-		const slug = created.body.paymentLink.link.split("/pay/")[1];
-		const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
-		expect(tx.status).toBe(201);
-		return { txId: tx.body.id, address: tx.body.depositAddress };
-	}
+	const chain = (): WatcherProcessChain => ({
+		node,
+		networkId: NET,
+		watcher,
+		checkout,
+		pay: address => sol.airdrop(new PublicKey(address), 100_000_000n),
+		produce: () => sol.produceBlocks(4),
+	});
+
+	const checkout = () => openProcessCheckout(node, merchant.sandboxKey, { amount: "0.1", currency: "sol", tokenId: SOL, networkId: NET });
 
 	it("credits every payment once after a kill -9 in the middle of a catch-up", async () => {
 		const first = watcher("sol-a");
@@ -82,70 +83,16 @@ describeMysql("Solana watcher processes: kill -9 mid catch-up, restart, failover
 		}
 		const head = (await sol.produceBlocks(3)) - 2; // the finalized head trails by 2 blocks
 
-		const second = watcher("sol-b", { WATCHER_MAX_RANGE: "3" });
-		const mid = await until(
-			"part of the catch-up",
-			async () => {
-				const c = await cursor();
-				return c && c.leaseOwner?.startsWith("sol-b") && c.blockNumber! > head - 45 && c.blockNumber! < head - 8 ? c.blockNumber : null;
-			},
-			60_000,
-			second.output,
-		);
-		await second.kill();
+		const mid = await killMidCatchUp(chain(), "sol-b", head, { WATCHER_MAX_RANGE: "3" });
 		expect(mid).toBeLessThan(head);
 
 		const third = watcher("sol-c", { WATCHER_MAX_RANGE: "3" });
-		await until("all credited", async () => (await creditsOf(targets.map(t => t.txId))).length === targets.length, 90_000, third.output);
-		await new Promise(r => setTimeout(r, 1000));
-		const rows = await creditsOf(targets.map(t => t.txId));
-		expect(rows).toHaveLength(targets.length);
-		expect(new Set(rows.map(r => r.transactionId)).size).toBe(targets.length);
-		expect(rows.every(r => r.amount === "0.1")).toBe(true);
-		const seen = await node.app.models.ChainTransfer.findAll({ where: { networkId: NET } });
-		expect(seen.filter(s => s.status === "active")).toHaveLength(targets.length);
-		expect(new Set(seen.map(s => `${s.txHash}:${s.logIndex}:${s.blockHash}`)).size).toBe(seen.length);
+		await creditedAll(chain(), targets, third);
+		await expectCreditedOnce(chain(), targets, "0.1", true);
 	}, 240_000);
 
 	it("runs one leader among two watcher processes and fails over after a kill -9", async () => {
 		await Promise.all(procs.map(p => p.kill()));
-		const a = watcher("sol-x");
-		const b = watcher("sol-y");
-		const led = await until(
-			"a leader",
-			async () => {
-				const c = await cursor();
-				return c?.leaseOwner && (c.leaseOwner.startsWith("sol-x") || c.leaseOwner.startsWith("sol-y")) ? c.leaseOwner : null;
-			},
-			60_000,
-			() => a.output() + b.output(),
-		);
-		const batch1 = [await checkout(), await checkout()];
-		for (const t of batch1) await sol.airdrop(new PublicKey(t.address), 100_000_000n);
-		await sol.produceBlocks(4);
-		await until("batch 1 credited", async () => (await creditsOf(batch1.map(t => t.txId))).length === batch1.length, 60_000);
-
-		const [leader, standby] = led.startsWith("sol-x") ? [a, b] : [b, a];
-		await leader.kill();
-		const next = await until(
-			"failover",
-			async () => {
-				const c = await cursor();
-				return c?.leaseOwner && !c.leaseOwner.startsWith(led.split(":")[0]) ? c.leaseOwner : null;
-			},
-			30_000,
-			standby.output,
-		);
-		expect(next).not.toBe(led);
-
-		const batch2 = [await checkout(), await checkout()];
-		for (const t of batch2) await sol.airdrop(new PublicKey(t.address), 100_000_000n);
-		await sol.produceBlocks(4);
-		const all = [...batch1, ...batch2];
-		await until("batch 2 credited", async () => (await creditsOf(all.map(t => t.txId))).length === all.length, 60_000, standby.output);
-		await new Promise(r => setTimeout(r, 1000));
-		const rows = await creditsOf(all.map(t => t.txId));
-		expect(rows).toHaveLength(all.length);
-		expect(new Set(rows.map(r => r.transactionId)).size).toBe(all.length);
+		await leaderFailover(chain(), "sol", "0.1");
 	}, 240_000);
 });
