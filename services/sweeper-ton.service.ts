@@ -12,7 +12,7 @@ import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { createTonApi } from "../lib/chains/ton/api";
 import { tonSweeperKey, TonSweepRunner } from "../lib/chains/ton/sweep-runner";
-import { MAX_V5R1_MESSAGES } from "../lib/chains/ton/sweep";
+import { MAX_V5R1_MESSAGES, walletAddress } from "../lib/chains/ton/sweep";
 import { hdSeed } from "../lib/payments/store";
 import { rpcApiKeyFor } from "../lib/watchers/config";
 import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
@@ -27,14 +27,18 @@ const SweeperTonService: ServiceSchema = {
 				const { config } = app;
 				const params = chainParamsFor(network);
 				const form = config.sweeper.tonPrivateKey;
-				// Derived once (a mnemonic takes a PBKDF2 round); never logged.
-				let key: Promise<Uint8Array> | null = null;
+				// Derived once (a mnemonic takes a PBKDF2 round); the key is never logged, its wallet's address is (to fund it).
+				const key: Promise<Uint8Array> | null = form ? tonSweeperKey(form) : null;
+				key?.then(
+					k => service.logger.info(`Sweeper: the TON sweeper wallet (v5R1) on ${network.slug} is ${walletAddress(k, "v5r1")}; fund it for jetton top-ups`),
+					err => service.logger.error(`Sweeper: ${(err as Error).message}`),
+				);
 				const runner = new TonSweepRunner({
 					sequelize: app.sequelize,
 					models: app.models,
 					api: createTonApi({ baseUrl: rpcUrl, apiKey: rpcApiKeyFor(config.watchers, network.slug), timeoutMs: config.sweeper.rpcTimeoutMs }),
 					network: liveSweepNetwork(network, false),
-					sweeperKey: async () => (form ? (key ??= tonSweeperKey(form)) : null),
+					sweeperKey: async () => (key ? key : null),
 					depositKey: index => codecFor("ton").derivePrivateKey(hdSeed(app).seed, params, index),
 					ports: sweeperPorts(service),
 					settings: {
