@@ -127,6 +127,18 @@ describe("TON watcher on the sandbox-backed test node", () => {
 		expect(await ton.jettonBalance(usdt, owner)).toBe(2_000_000n);
 	});
 
+	it("credits no USDT from a transfer_notification forged by a plain wallet claiming a real sender", async () => {
+		const c = await checkout("3", USDT, "usdt");
+		const forger = await ton.wallet({ balance: toNano("10") });
+		const forged = await ton.forgedNotification(forger, Address.parse(c.address), 3_000_000n, { claimedSender: payer.address });
+		await ton.seal();
+		// Only the 0.01 TON the forged message carried, as TON.
+		await until("forged reported", async () => (await credits(c.txId)).length === 1);
+		const rows = await node.app.models.TransactionCredit.findAll({ where: { transactionId: c.txId } });
+		expect(rows.map(r => [r.txHash, r.tokenId, r.amount])).toEqual([[depositTxHash(forged.txs, c.address), TON, "0.01"]]);
+		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "0", status: "pending" });
+	});
+
 	it("credits a partial payment topped up, and an over-payment", async () => {
 		const a = await checkout("0.3");
 		await ton.pay(payer, a.address, toNano("0.1"));
