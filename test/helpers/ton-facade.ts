@@ -614,6 +614,8 @@ export class TonFacade {
 		this.server = http.createServer((req, res) => void this.handle(req, res));
 		this.server.keepAliveTimeout = 1000;
 		await new Promise<void>(resolve => this.server!.listen(0, "127.0.0.1", () => resolve()));
+		// A test that forgets stop() must not keep its jest worker alive.
+		this.server.unref();
 		this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
 		return this.url;
 	}
