@@ -303,6 +303,7 @@ export function knownSecrets(config: AppConfig, env: Env = {}): string[] {
 		config.admin?.password,
 		config.sweeper.privateKey,
 		config.sweeper.privateKey?.replace(/^0x/i, ""),
+		config.sweeper.solanaPrivateKey,
 		config.withdrawals.bridge.apiKey,
 	];
 	const urls = [config.databaseUrl, config.redisUrl, config.transporter, ...Object.values(config.watchers.rpcUrls)];

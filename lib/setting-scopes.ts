@@ -52,6 +52,7 @@ export const CHAIN_SCOPE: SettingScope = {
 		"WATCHER_WATCH_HOURS",
 		"WATCHER_RPC_TIMEOUT_MS",
 		"SWEEPER_PRIVATE_KEY",
+		"SWEEPER_PRIVATE_KEY_SOLANA",
 		"SWEEP_POLL_MS",
 		"SWEEP_BATCH_SIZE",
 		"SWEEP_STUCK_MS",
@@ -69,8 +70,8 @@ export const CHAIN_SCOPE: SettingScope = {
 		"SWEEP_TON_VALID_SEC",
 	],
 	prefixes: ["RPC_URL_", "RPC_COOKIE_FILE_", "RPC_API_KEY_", "WATCHER_START_BLOCK_", "SWEEP_CONTRACTS_", "EIP7702_"],
-	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "sweeper-evm", "sweeper-bitcoin", "sweeper-ton"],
-	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, sweeper-evm, sweeper-bitcoin, sweeper-ton)",
+	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "sweeper-evm", "sweeper-bitcoin", "sweeper-ton", "sweeper-solana"],
+	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, sweeper-evm, sweeper-bitcoin, sweeper-ton, sweeper-solana)",
 };
 
 export const SETTING_SCOPES: readonly SettingScope[] = [CATALOGUE_SCOPE, CHAIN_SCOPE];

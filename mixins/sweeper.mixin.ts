@@ -3,7 +3,7 @@
  * networks it sweeps (the catalogue's networks of its chain type, on or off, with an RPC URL, RPC_URL_<SLUG>;
  * their tokens and confirmations read again before every step), one lease
  * per network so one node sweeps it at a time (lib/watchers/store.ts leases, on a row of their own),
- * the step loop, and the `status` action for the REPL. `sweeper-evm` and `sweeper-bitcoin` only
+ * the step loop, and the `status` action for the REPL. `sweeper-evm`, `sweeper-bitcoin` and `sweeper-solana` only
  * say how to build a runner for a network.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";

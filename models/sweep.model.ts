@@ -36,11 +36,13 @@ export const OPEN_SWEEP_STATUSES: readonly SweepStatus[] = ["planned", "signed",
  * deposits swept through their EIP-7702 delegation, gas paid by the sweeper wallet; topup: gas
  * sent by the sweeper wallet to a token deposit on a network without EIP-7702; token: that
  * deposit's token transfer, signed by its key, once the top-up is there; utxo: a Bitcoin-family
- * consolidation of one merchant's deposit outputs into one output.
+ * consolidation of one merchant's deposit outputs into one output; sol: Solana deposits' SOL in one
+ * transaction (the deposits pay its fee); spl: Solana deposits' SPL tokens in one transaction (the
+ * sweeper wallet pays its fee and rent, the closed token accounts' rent returns to it).
  */
-export type SweepKind = "native" | "batch7702" | "topup" | "token" | "utxo";
+export type SweepKind = "native" | "batch7702" | "topup" | "token" | "utxo" | "sol" | "spl";
 /** The kinds that move a merchant's funds (a top-up only moves the operator's gas). */
-export const FUNDS_SWEEP_KINDS: readonly SweepKind[] = ["native", "batch7702", "token", "utxo"];
+export const FUNDS_SWEEP_KINDS: readonly SweepKind[] = ["native", "batch7702", "token", "utxo", "sol", "spl"];
 
 /**
  * One on-chain send that moves deposit funds to a merchant's address. Its signed bytes and hash
@@ -78,6 +80,8 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 	declare unseenSince: CreationOptional<Date | null>;
 	/** UTXO sweeps: the block the sweep's transaction was found in (its confirmations are read there). */
 	declare minedBlock: CreationOptional<string | null>;
+	/** Solana sweeps: the last block height the recorded transaction may land in (its blockhash's expiry). */
+	declare lastValidBlockHeight: CreationOptional<string | number | null>;
 	declare broadcastAt: Date | null;
 	declare createdAt: Date;
 	declare updatedAt: Date;
@@ -109,6 +113,7 @@ export class Sweep extends Model<InferAttributes<Sweep>, InferCreationAttributes
 				unseenPolls: { type: DataTypes.INTEGER, defaultValue: 0 },
 				unseenSince: DataTypes.DATE(3),
 				minedBlock: DataTypes.STRING(100),
+				lastValidBlockHeight: DataTypes.BIGINT,
 				broadcastAt: DataTypes.DATE(3),
 				createdAt: DataTypes.DATE(3),
 				updatedAt: DataTypes.DATE(3),

@@ -11,7 +11,7 @@ import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { createEvmProvider } from "../lib/chains/evm/rpc";
 import { hdSeed } from "../lib/payments/store";
-import { eip7702For, sweepContractsFor } from "../lib/sweeps/config";
+import { eip7702For, runnerSettings, sweepContractsFor } from "../lib/sweeps/config";
 import { SweepRunner } from "../lib/chains/evm/sweep-runner";
 import type { SweeperPorts } from "../lib/sweeps/ports";
 import { createHttpBridgeProvider } from "../lib/withdrawals/bridge-provider";
@@ -55,16 +55,7 @@ const SweeperEvmService: ServiceSchema = {
 					bridge: config.withdrawals.bridge.url ? createHttpBridgeProvider({ baseUrl: config.withdrawals.bridge.url, apiKey: config.withdrawals.bridge.apiKey ?? undefined, timeoutMs: config.withdrawals.bridge.timeoutMs }) : null,
 					depositKey: index => codecFor("evm").derivePrivateKey(hdSeed(app).seed, params, index),
 					ports: sweeperPorts(service),
-					settings: {
-						batchSize: config.sweeper.batchSize,
-						stuckMs: config.sweeper.stuckMs,
-						minValueMultiple: config.sweeper.minValueMultiple,
-						maxAgeMs: config.sweeper.maxAgeMs,
-						maxFailures: config.sweeper.maxFailures,
-						failureBackoffMs: config.sweeper.failureBackoffMs,
-						proofPolls: config.sweeper.proofPolls,
-						proofMs: config.sweeper.proofMs,
-					},
+					settings: { ...runnerSettings(config.sweeper), stuckMs: config.sweeper.stuckMs },
 					now: () => app.clock.now(),
 					logger: service.logger,
 					...hooks,

@@ -2,6 +2,7 @@
  * Sweeper settings from the environment (docs/withdrawals.md "Sweeper configuration"). The RPC URL
  * of a network is the watchers' `RPC_URL_<SLUG>`.
  */
+import { Keypair } from "@solana/web3.js";
 import type { ChainType } from "../chains/types";
 import { EnvVars, bool, int } from "../env";
 import { envSlug } from "../watchers/config";
@@ -17,6 +18,12 @@ export interface SweeperConfig {
 	tonPrivateKey: string | null;
 	/** SWEEP_TON_VALID_SEC: how long a signed TON message stays acceptable (its validUntil). */
 	tonValidForSec: number;
+	/**
+	 * SWEEPER_PRIVATE_KEY_SOLANA: the Solana sweeper wallet (pays token sweeps' fees and rent, gets
+	 * closed token accounts' rent back), as written in the environment (a secret: never logged);
+	 * `solanaKeyBytes` turns it into the 64-byte secret key.
+	 */
+	solanaPrivateKey: string | null;
 	/** SWEEP_CONTRACTS_<SLUG>=<batcher>,<delegate>: the deployed sweep contracts of a network. */
 	contracts: Record<string, { batcher: string; delegate: string }>;
 	/** EIP7702_<SLUG>=false: the network has no EIP-7702 (token sweeps fall back to a gas top-up). */
@@ -56,6 +63,50 @@ export function tonSweeperKeyFromEnv(env: EnvVars): string | null {
 	throw new Error("Configuration: SWEEPER_PRIVATE_KEY_TON must be a 32-byte seed or 64-byte secret key in hex, or a 24-word TON mnemonic");
 }
 
+/**
+ * The 64-byte ed25519 secret key of a Solana wallet from its usual exports: base58 (Phantom's and
+ * Solflare's "export private key") or the JSON array of 64 numbers a Solana CLI keypair file holds
+ * (`solana-keygen new -o sweeper.json`). Its public half is checked against the secret. Throws a
+ * message that never quotes the key.
+ */
+export function solanaKeyBytes(text: string): Uint8Array {
+	const bad = () => new Error("Configuration: SWEEPER_PRIVATE_KEY_SOLANA must be a Solana secret key: base58 of 64 bytes, or the JSON array of 64 numbers of a solana-keygen keypair file");
+	const value = text.trim();
+	let bytes: Uint8Array;
+	if (value.startsWith("[")) {
+		let list: unknown;
+		try {
+			list = JSON.parse(value);
+		} catch {
+			throw bad();
+		}
+		if (!Array.isArray(list) || list.length !== 64 || !list.every(n => Number.isInteger(n) && n >= 0 && n <= 255)) throw bad();
+		bytes = Uint8Array.from(list as number[]);
+	} else {
+		if (!/^[1-9A-HJ-NP-Za-km-z]{80,90}$/.test(value)) throw bad();
+		let n = 0n;
+		for (const ch of value) n = n * 58n + BigInt(BASE58.indexOf(ch));
+		const hex = n.toString(16);
+		if (hex.length > 128) throw bad();
+		bytes = Uint8Array.from(Buffer.from(hex.padStart(128, "0"), "hex"));
+	}
+	try {
+		Keypair.fromSecretKey(bytes);
+	} catch {
+		throw bad();
+	}
+	return bytes;
+}
+
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/** SWEEPER_PRIVATE_KEY_SOLANA, checked (the message never quotes it), or null when unset. */
+export function solanaSweeperKeyFromEnv(env: EnvVars): string | null {
+	const key = env.SWEEPER_PRIVATE_KEY_SOLANA?.trim() || null;
+	if (key) solanaKeyBytes(key);
+	return key;
+}
+
 export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 	const contracts: SweeperConfig["contracts"] = {};
 	const eip7702Off = new Set<string>();
@@ -73,6 +124,7 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 		privateKey: sweeperKeyFromEnv(env),
 		tonPrivateKey: tonSweeperKeyFromEnv(env),
 		tonValidForSec: int("SWEEP_TON_VALID_SEC", env.SWEEP_TON_VALID_SEC, 60, 10, 600),
+		solanaPrivateKey: solanaSweeperKeyFromEnv(env),
 		contracts,
 		eip7702Off,
 		pollMs: int("SWEEP_POLL_MS", env.SWEEP_POLL_MS, 15_000, 50, 3_600_000),
@@ -91,6 +143,19 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 	};
 }
 
+/** The settings every chain's sweep runner takes (batching, holds, proof), from the sweeper configuration. */
+export function runnerSettings(config: SweeperConfig) {
+	return {
+		batchSize: config.batchSize,
+		minValueMultiple: config.minValueMultiple,
+		maxAgeMs: config.maxAgeMs,
+		maxFailures: config.maxFailures,
+		failureBackoffMs: config.failureBackoffMs,
+		proofPolls: config.proofPolls,
+		proofMs: config.proofMs,
+	};
+}
+
 export const sweepContractsFor = (config: SweeperConfig, slug: string) => config.contracts[envSlug(slug)] ?? null;
 export const eip7702For = (config: SweeperConfig, slug: string) => !config.eip7702Off.has(envSlug(slug));
 
@@ -98,5 +163,5 @@ export const eip7702For = (config: SweeperConfig, slug: string) => !config.eip77
  * The chain types a sweeper service serves (services/sweeper-<type>.service.ts): a withdrawal
  * request is accepted only on their networks, so every accepted request has someone to pay it.
  */
-export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin", "ton"];
+export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin", "ton", "solana"];
 export const hasSweeper = (chainType: string) => (SWEEPER_CHAIN_TYPES as readonly string[]).includes(chainType);

@@ -75,6 +75,18 @@ export interface WithdrawalRequestView {
 /** Pending requests read a page at a time (every page of the network's queue is read each step). */
 export const REQUEST_PAGE = 100;
 
+/** Every pending request of a network, oldest first, read by keyset pages (requests of other networks never hide them). */
+export async function forEachPendingRequest(ports: Pick<SweeperPorts, "pendingRequests">, networkId: string, fn: (req: WithdrawalRequestView) => Promise<void>): Promise<void> {
+	let page: Partial<RequestPage> = {};
+	for (;;) {
+		const requests = await ports.pendingRequests({ networkId, ...page, limit: REQUEST_PAGE });
+		for (const req of requests) await fn(req);
+		if (requests.length < REQUEST_PAGE) return;
+		const last = requests[requests.length - 1];
+		page = { afterCreatedAt: last.createdAt, afterId: last.id };
+	}
+}
+
 /** A withdrawal request's exact amount (what its send pays; its sweep's item may hold more). */
 export async function requestAmount(models: Models, requestId: string): Promise<string> {
 	const req = await models.WithdrawalRequest.findByPk(requestId, { attributes: ["id", "amount"] });

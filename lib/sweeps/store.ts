@@ -238,6 +238,33 @@ export async function dropItems(sequelize: Sequelize, models: Models, fence: Swe
 	});
 }
 
+/** Refuses to go on (LeaseLostError) once the service's heartbeat says the lease is gone. */
+export function checkLease(fence: SweepFence, lost: AbortSignal | null): void {
+	if (lost?.aborted) throw new LeaseLostError(fence.networkId);
+}
+
+/**
+ * A step's first part on every chain: each sweep in flight carried one state further, oldest
+ * first; one that cannot be is logged and reported (`onFailure`) and the others go on; a lost lease
+ * ends the step.
+ */
+export async function advanceInFlight(
+	ctx: { models: Models; network: { id: string; slug: string }; logger: { warn(...a: unknown[]): void }; onFailure?: (err: unknown) => void },
+	fence: SweepFence,
+	lost: AbortSignal | null,
+	advance: (s: Sweep) => Promise<void>,
+): Promise<void> {
+	for (const s of await sweepsInFlight(ctx.models, ctx.network.id)) {
+		checkLease(fence, lost);
+		await advance(s).catch(err => {
+			if (err instanceof LeaseLostError) throw err;
+			ctx.logger.warn(`Sweep ${s.id} on ${ctx.network.slug}: ${(err as Error).message}`);
+			ctx.onFailure?.(err);
+		});
+	}
+	checkLease(fence, lost);
+}
+
 /** Sweeps of a network not ended yet, oldest first (stalled ones too: one of their transactions may still turn up). */
 export async function sweepsInFlight(models: Models, networkId: string): Promise<Sweep[]> {
 	return models.Sweep.findAll({ where: { networkId, status: { [Op.in]: [...OPEN_SWEEP_STATUSES] } }, order: [["createdAt", "ASC"]] });

@@ -16,6 +16,7 @@ import * as m0012 from "./0012-sweep-holds";
 import * as m0013 from "./0013-request-queues";
 import * as m0014 from "./0014-credit-reversals";
 import * as m0017 from "./0017-kept-confirmations";
+import * as m0018 from "./0018-solana-sweeps";
 
 export interface Migration {
 	name: string;
@@ -23,4 +24,4 @@ export interface Migration {
 	down: typeof m0001.down;
 }
 
-export const migrations: Migration[] = [{ name: "0001-platform", ...m0001 }, { name: "0004-networks", ...m0004 }, { name: "0005-pricing", ...m0005 }, { name: "0006-payments", ...m0006 }, { name: "0007-webhooks", ...m0007 }, { name: "0008-chain-watchers", ...m0008 }, { name: "0009-withdrawals", ...m0009 }, { name: "0010-sweeps", ...m0010 }, { name: "0011-sweep-proof", ...m0011 }, { name: "0012-sweep-holds", ...m0012 }, { name: "0013-request-queues", ...m0013 }, { name: "0014-credit-reversals", ...m0014 }, { name: "0017-kept-confirmations", ...m0017 }];
+export const migrations: Migration[] = [{ name: "0001-platform", ...m0001 }, { name: "0004-networks", ...m0004 }, { name: "0005-pricing", ...m0005 }, { name: "0006-payments", ...m0006 }, { name: "0007-webhooks", ...m0007 }, { name: "0008-chain-watchers", ...m0008 }, { name: "0009-withdrawals", ...m0009 }, { name: "0010-sweeps", ...m0010 }, { name: "0011-sweep-proof", ...m0011 }, { name: "0012-sweep-holds", ...m0012 }, { name: "0013-request-queues", ...m0013 }, { name: "0014-credit-reversals", ...m0014 }, { name: "0017-kept-confirmations", ...m0017 }, { name: "0018-solana-sweeps", ...m0018 }];

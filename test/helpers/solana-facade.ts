@@ -854,6 +854,14 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		return out;
 	};
 
+	/**
+	 * What sendTransaction does with a transaction (a test control): executes it ("normal"), keeps it
+	 * without executing it ("withhold": accepted, a signature answered, never in a block until
+	 * released: a leader that drops it), or refuses it ("refuse": an RPC error, as a node behind).
+	 */
+	let sendMode: "normal" | "withhold" | "refuse" = "normal";
+	const withheld = new Map<string, Uint8Array>();
+
 	const methods: Record<string, (params: unknown[]) => unknown> = {
 		getHealth: () => "ok",
 		getVersion: () => ({ "feature-set": 3294202862, "solana-core": API_VERSION }),
@@ -970,6 +978,13 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 		sendTransaction: p => {
 			const cfg = p[1] as Cfg;
 			const raw = decodeWire(String(p[0]), (cfg?.encoding as string) ?? "base58");
+			if (sendMode === "refuse") throw new RpcError(-32005, "Node is behind by 42 slots", { numSlotsBehind: 42 });
+			if (sendMode === "withhold") {
+				// Accepted, never forwarded to a leader (until released): what a congested cluster does to a transaction.
+				const signature = base58Encode(VersionedTransaction.deserialize(raw).signatures[0]);
+				if (!signatures.has(signature)) withheld.set(signature, raw);
+				return signature;
+			}
 			if (!cfg?.skipPreflight) {
 				let tx: VersionedTransaction;
 				try {
@@ -1159,6 +1174,23 @@ export async function startSolanaFacade(opts: SolanaNodeOptions = {}): Promise<S
 			if (p[0] === null || p[0] === undefined) stopAutoProduce();
 			else startAutoProduce(Number(p[0]));
 			return null;
+		},
+		testNode_sendMode: p => {
+			const mode = String(p[0]);
+			if (mode !== "normal" && mode !== "withhold" && mode !== "refuse") throw invalidParams(`unknown send mode ${mode}`);
+			sendMode = mode;
+			return null;
+		},
+		testNode_withheld: () => [...withheld.keys()],
+		/** Forwards the withheld transactions (in the order sent): each executes if its blockhash is still valid, else it is gone. Answers those that executed. */
+		testNode_releaseWithheld: () => {
+			const landed: string[] = [];
+			for (const [signature, raw] of withheld) {
+				submit(raw);
+				if (signatures.has(signature)) landed.push(signature);
+			}
+			withheld.clear();
+			return landed;
 		},
 		testNode_calls: () => Object.fromEntries(calls),
 		testNode_faucet: () => faucet.publicKey.toBase58(),

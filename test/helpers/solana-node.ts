@@ -90,6 +90,16 @@ export interface SolanaNode {
 	/** Produces a block every `ms` (null: stop). */
 	autoProduce(ms: number | null): Promise<void>;
 	/**
+	 * What the node's sendTransaction does: "normal" executes; "withhold" answers the signature and
+	 * keeps the transaction out of every block until `releaseWithheld()` (a leader that drops it);
+	 * "refuse" answers an RPC error (a node that is behind).
+	 */
+	sendMode(mode: "normal" | "withhold" | "refuse"): Promise<void>;
+	/** Signatures withheld so far (not yet released). */
+	withheld(): Promise<string[]>;
+	/** Forwards the withheld transactions: each executes if its blockhash is still valid, else it never lands. Answers those that executed. */
+	releaseWithheld(): Promise<string[]>;
+	/**
 	 * Open PubSub connections. web3.js closes its socket about 500 ms after its last subscription is
 	 * removed; stop the node only after that (await this at 0), or the client reconnects forever.
 	 */
@@ -188,6 +198,9 @@ export async function startSolanaNode(opts: SolanaNodeOptions = {}): Promise<Sol
 		release: rate => control<number>("release", rate),
 		held: () => control("held"),
 		blockTimes: () => control("blockTimes"),
+		sendMode: async mode => void (await control("sendMode", mode)),
+		withheld: () => control<string[]>("withheld"),
+		releaseWithheld: () => control<string[]>("releaseWithheld"),
 		calls: () => control("calls"),
 		wsClients: () => control<number>("wsClients"),
 		rpc,

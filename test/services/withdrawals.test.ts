@@ -11,6 +11,7 @@ import type { ChainType } from "../../lib/chains/types";
 import { seedFromMnemonic } from "../../lib/chains/seed";
 import { availableServices, loadServiceSchema } from "../../lib/node";
 import { money } from "../../lib/money";
+import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import type { TestNode } from "../helpers/harness";
 import { until } from "../helpers/until";
 import { createMerchant, IDS, intentBody, Merchant, PAYMENTS_SERVICES, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
@@ -234,12 +235,14 @@ describe("withdrawals", () => {
 		});
 
 		it("are refused with a 400 on a network whose chain type no sweeper serves (nothing would ever pay them)", async () => {
-			// Funds the ledger holds on Solana devnet: enough, but no sweeper pays a Solana request.
+			// Funds the ledger holds on Tron Nile: enough, but no sweeper pays a Tron request.
 			const carol = await createMerchant(node);
-			await node.broker.call("withdrawals.record", { organizationId: carol.sandbox.id, mode: "sandbox", networkId: IDS.solanaDevnet, tokenId: IDS.solanaDevnetSol, kind: "credit", amount: "5", refType: "transaction", refId: "solana-credit-1" });
-			const solana = await call("POST", "/withdrawals/requests", { token: carol.token, body: body({ amount: "1", tokenId: IDS.solanaDevnetSol, sourceNetworkId: IDS.solanaDevnet, address: samples.solana.sandbox }) });
-			expect(solana.status).toBe(400);
-			expect(solana.body).toMatchObject({ statusCode: 400, error: "Bad Request", errors: { sourceNetworkId: "noSweeper" } });
+			const nile = networkIdFor("tron-nile");
+			const trx = tokenIdFor("tron-nile", "TRX");
+			await node.broker.call("withdrawals.record", { organizationId: carol.sandbox.id, mode: "sandbox", networkId: nile, tokenId: trx, kind: "credit", amount: "5", refType: "transaction", refId: "tron-credit-1" });
+			const tron = await call("POST", "/withdrawals/requests", { token: carol.token, body: body({ amount: "1", tokenId: trx, sourceNetworkId: nile, address: samples.tron.sandbox }) });
+			expect(tron.status).toBe(400);
+			expect(tron.body).toMatchObject({ statusCode: 400, error: "Bad Request", errors: { sourceNetworkId: "noSweeper" } });
 			// A Bitcoin-family request needs the settings' address of its chain for the change.
 			await node.broker.call("withdrawals.record", { organizationId: carol.sandbox.id, mode: "sandbox", networkId: IDS.bitcoinTestnet, tokenId: IDS.bitcoinTestnetBtc, kind: "credit", amount: "1", refType: "transaction", refId: "btc-credit-1" });
 			const bitcoin = await call("POST", "/withdrawals/requests", { token: carol.token, body: body({ amount: "0.1", tokenId: IDS.bitcoinTestnetBtc, sourceNetworkId: IDS.bitcoinTestnet, address: samples.bitcoin.sandbox }) });

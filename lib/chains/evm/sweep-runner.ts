@@ -19,12 +19,11 @@ import { fromBaseUnits, toBaseUnits } from "../../money";
 import type { Models } from "../../../models";
 import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
-import { LeaseLostError } from "../../watchers/store";
 import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "../../sweeps/holds";
 import { countUnseen, type ProofRule } from "../../sweeps/proof";
 import { Reservations } from "../../sweeps/reservations";
-import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
-import { dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, recordUnseen, saveSweep, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { advanceInFlight, checkLease, dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, recordUnseen, saveSweep, sweptTransactions, type SweepFence } from "../../sweeps/store";
 
 /** proofPolls / proofMs: a sweep whose nonce was used while none of its transactions can be found is stalled only then (lib/sweeps/proof.ts). */
 export interface SweeperSettings extends ProofRule {
@@ -104,24 +103,12 @@ export class SweepRunner {
 		this.fence = fence;
 		this.lost = lost ?? null;
 		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
-		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
-			this.checkLease();
-			await this.advance(s).catch(err => {
-				if (err instanceof LeaseLostError) throw err;
-				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
-				this.deps.onFailure?.(err);
-			});
-		}
-		this.checkLease();
+		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
 		await this.executeRequests();
-		this.checkLease();
+		checkLease(fence, this.lost);
 		await this.plan();
-		this.checkLease();
+		checkLease(fence, this.lost);
 		await this.followBridges();
-	}
-
-	private checkLease(): void {
-		if (this.lost?.aborted) throw new LeaseLostError(this.fence.networkId);
 	}
 
 	private token(tokenId: string): SweepToken | undefined {
@@ -471,17 +458,10 @@ export class SweepRunner {
 	private async executeRequests(): Promise<void> {
 		const { ports, network } = this.deps;
 		let context: RequestContext | null = null;
-		let page: Partial<RequestPage> = {};
-		for (;;) {
-			const requests = await ports.pendingRequests({ networkId: network.id, ...page, limit: REQUEST_PAGE });
-			for (const req of requests) {
-				context ??= await this.requestContext();
-				await this.executeRequest(req, context);
-			}
-			if (requests.length < REQUEST_PAGE) return;
-			const last = requests[requests.length - 1];
-			page = { afterCreatedAt: last.createdAt, afterId: last.id };
-		}
+		await forEachPendingRequest(ports, network.id, async req => {
+			context ??= await this.requestContext();
+			await this.executeRequest(req, context);
+		});
 	}
 
 	/** What every request of a step looks at: the network's settled checkouts, and where each one's funds go. */

@@ -16,9 +16,8 @@ import { fromBaseUnits, toBaseUnits } from "../../money";
 import type { Models } from "../../../models";
 import type { Sweep } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
-import { LeaseLostError } from "../../watchers/store";
-import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordMinedBlock, recordSigned, recordUnseen, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
-import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type WithdrawalRequestView } from "../../sweeps/ports";
+import { advanceInFlight, checkLease, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordMinedBlock, recordSigned, recordUnseen, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type WithdrawalRequestView } from "../../sweeps/ports";
 import { countUnseen } from "../../sweeps/proof";
 import { Reservations } from "../../sweeps/reservations";
 import { UtxoRpcError, type UtxoRpcCall } from "./rpc";
@@ -96,17 +95,9 @@ export class UtxoSweepRunner {
 	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
 		this.fence = fence;
 		this.lost = lost ?? null;
-		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
-			if (this.lost?.aborted) throw new LeaseLostError(fence.networkId);
-			await this.advance(s).catch(err => {
-				if (err instanceof LeaseLostError) throw err;
-				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${(err as Error).message}`);
-				this.deps.onFailure?.(err);
-			});
-		}
-		if (this.lost?.aborted) throw new LeaseLostError(fence.networkId);
+		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
 		await this.executeRequests();
-		if (this.lost?.aborted) throw new LeaseLostError(fence.networkId);
+		checkLease(fence, this.lost);
 		await this.plan();
 	}
 
@@ -389,21 +380,14 @@ export class UtxoSweepRunner {
 	 */
 	private async executeRequests(): Promise<void> {
 		const { ports, network } = this.deps;
-		let page: Partial<RequestPage> = {};
 		let outputs: Map<string, Array<Outpoint & { transactionId: string }>> | null = null;
-		for (;;) {
-			const requests = await ports.pendingRequests({ networkId: network.id, ...page, limit: REQUEST_PAGE });
-			for (const req of requests) {
-				outputs ??= await this.requestableOutputs();
-				await this.executeRequest(req, outputs).catch(err => {
-					this.deps.logger.warn(`Withdrawal request ${req.id} on ${network.slug}: ${(err as Error).message}`);
-					this.deps.onFailure?.(err);
-				});
-			}
-			if (requests.length < REQUEST_PAGE) return;
-			const last = requests[requests.length - 1];
-			page = { afterCreatedAt: last.createdAt, afterId: last.id };
-		}
+		await forEachPendingRequest(ports, network.id, async req => {
+			outputs ??= await this.requestableOutputs();
+			await this.executeRequest(req, outputs).catch(err => {
+				this.deps.logger.warn(`Withdrawal request ${req.id} on ${network.slug}: ${(err as Error).message}`);
+				this.deps.onFailure?.(err);
+			});
+		});
 	}
 
 	/** Per organization: the unspent credited outputs of its settled checkouts that may pay a request, oldest checkout first. */
