@@ -321,6 +321,8 @@ export interface Merchant {
 	secret: string;
 	keyId: number;
 	organizationId: string;
+	/** The merchant's session token (dashboard endpoints: withdrawal settings). */
+	token: string;
 }
 
 /** Sign-up to a sandbox API key (with webhookUrl when given), over HTTP as a merchant does it. */
@@ -342,7 +344,7 @@ export async function setUpMerchant(baseUrl: string, dataDir: string, webhookUrl
 	expectStatus(webhookUrl === undefined ? "create API key" : "create API key with webhookUrl", created, 201);
 	const basic = `Basic ${Buffer.from(`${created.body.key}:${created.body.secret}`).toString("base64")}`;
 	expectStatus("key check", await call(baseUrl, "GET", "/api-keys/me", { basic }), 200);
-	return { basic, secret: created.body.secret as string, keyId: Number(created.body.apiKey.id), organizationId: sandbox.id };
+	return { basic, secret: created.body.secret as string, keyId: Number(created.body.apiKey.id), organizationId: sandbox.id, token };
 }
 
 export interface Target {
