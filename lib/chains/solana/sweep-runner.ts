@@ -155,8 +155,9 @@ export class SolanaSweepRunner {
 
 	private async send(raw: string): Promise<void> {
 		// Preflight skipped: the same bytes are sent again until they land or expire, and a preflight
-		// of a transaction already processed answers an error, not its signature.
-		await this.deps.connection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: true, maxRetries: 0 });
+		// of a transaction already processed answers an error, not its signature. The RPC node's own
+		// re-sending (maxRetries left to it) only adds copies of these same bytes.
+		await this.deps.connection.sendRawTransaction(Buffer.from(raw, "base64"), { skipPreflight: true });
 	}
 
 	private async advance(s: Sweep): Promise<void> {
