@@ -11,7 +11,7 @@ import { keyPairFromSeed } from "@ton/crypto";
 import { tonCodec } from "../../../../lib/chains/ton/codec";
 import { createTonApi, type TonApi } from "../../../../lib/chains/ton/api";
 import { merchantAddress, signedOf, tonSweeperKey, TonSweepRunner } from "../../../../lib/chains/ton/sweep-runner";
-import { walletAddress } from "../../../../lib/chains/ton/sweep";
+import { buildTonPayment, walletAddress } from "../../../../lib/chains/ton/sweep";
 import { inTransaction } from "../../../../lib/db";
 import { fromBaseUnits, money, toBaseUnits } from "../../../../lib/money";
 import type { SweepableCheckout, SweeperPorts, SweepNetwork, WithdrawalRequestView } from "../../../../lib/sweeps/ports";
@@ -289,6 +289,43 @@ describe("TON sweep runner on the TON test node", () => {
 		expect(sent + BigInt(second.feePaid!)).toBe(TON);
 		const received = chain.balance(Address.parse(merchant)) - before;
 		expect(received <= sent && received > sent - 1_000n).toBe(true);
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+	}, 120_000);
+
+	it("a message whose seqno another message took (superseded) is never signed again: stalled for an operator, its funds locked", async () => {
+		const c = await checkout(TON_ID, "1", 9);
+		await chain.pay(chain.faucet, c.addr, TON, { bounce: false });
+		await chain.settle();
+		chain.setExternals("drop");
+		const r = runner();
+		await r.step(fence); // planned
+		await r.step(fence); // signed, sent, lost
+		await chain.settle();
+		const mine = (await db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress } }))!;
+		expect(mine.status).toBe("broadcast");
+		// Another holder of the deposit key sends its own message with the same seqno, and it lands.
+		chain.setExternals("execute");
+		const key = await tonCodec.derivePrivateKey(ABANDON_SEED, { isTestnet: false }, c.derivationIndex);
+		const other = (await chain.wallet()).friendly;
+		const foreign = buildTonPayment({ wallet: { key, version: "v4r2", seqno: 0, deployed: false }, balance: TON, payee: other, amount: TON / 2n, validUntil: chain.facade.now() + 30 });
+		expect((await chain.api("/api/v3/message", { boc: foreign.boc })).status).toBe(200);
+		await chain.settle();
+		chain.advanceTime(31);
+		await chain.seal();
+		for (let i = 0; i < 4; i++) {
+			await r.step(fence);
+			await chain.settle();
+		}
+		const after = (await db.app.models.Sweep.findByPk(mine.id))!;
+		expect(after.status).toBe("stalled");
+		expect(after.reason).toMatch(/seqno 0 .* was used/);
+		// Nothing signed again for that deposit, its item still open (locked), nothing in the ledger for it.
+		expect(await db.app.models.Sweep.count({ where: { networkId: NET, fromAddress: c.depositAddress } })).toBe(1);
+		const item = (await db.app.models.SweepItem.findOne({ where: { sweepId: mine.id } }))!;
+		expect(item.openKey).not.toBeNull();
+		expect(ledger.filter(e => e.refId === mine.id || (e.refType === "sweep_item" && e.refId === String(item.id)))).toHaveLength(0);
+		// The operator books what the unknown message moved (docs/operations.md "A stalled sweep"), so the books match again.
+		ledger.push({ tokenId: TON_ID, kind: "adjustment", amount: `-${fromBaseUnits(TON - chain.balance(c.addr), 9)}`, refType: "operator", refId: mine.id });
 		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
 	}, 120_000);
 
