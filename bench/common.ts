@@ -11,6 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import mysql from "mysql2/promise";
 import Redis from "ioredis";
+import type { ServiceBroker } from "moleculer";
+import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 
 // Compiled to dist/bench/: the gateway's entry is dist/lib/start.js.
 export const GATEWAY_ENTRY = path.resolve(__dirname, "../lib/start.js");
@@ -496,4 +498,74 @@ export async function awaitCredits(models: CreditCounters, total: number, since:
 		}
 		await sleep(200);
 	}
+}
+
+/** CPU seconds at one instant (the chain node's process and mysqld from /proc), for the watcher benches' "CPU per transfer". */
+export interface CpuMark {
+	/** This process's usage: absolute for the first mark, since it for the later ones. */
+	self: NodeJS.CpuUsage;
+	node: number | null;
+	mysqld: number | null;
+	wall: number;
+}
+
+/** A mark now; with `since`, this process's usage counted from that mark. `nodePid` undefined: the chain node runs in this process. */
+export function cpuMark(nodePid: number | undefined, mysqldPid: number | undefined, since?: CpuMark): CpuMark {
+	return { self: process.cpuUsage(since?.self), node: nodePid === undefined ? null : procCpuSeconds(nodePid), mysqld: procCpuSeconds(mysqldPid), wall: Date.now() };
+}
+
+/** "over N s ...: this process X s (Y us/transfer), <node> ..., mysqld ..." between two marks. */
+export function cpuText(a: CpuMark, b: CpuMark, transfers: number, selfLabel: string, nodeLabel: string | null): string {
+	const wall = (b.wall - a.wall) / 1000;
+	const diff = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
+	const perTransfer = (sec: number | null) => (sec === null ? "n/a" : `${sec.toFixed(1)} s (${((sec * 1e6) / transfers).toFixed(0)} us/transfer)`);
+	const node = nodeLabel === null ? "" : `, ${nodeLabel} ${perTransfer(diff(a.node, b.node))}`;
+	return `over ${wall.toFixed(1)} s (${os.cpus().length} cores = ${(os.cpus().length * wall).toFixed(0)} core-s): this process (${selfLabel}) ${perTransfer((b.self.user + b.self.system) / 1e6)}${node}, mysqld ${perTransfer(diff(a.mysqld, b.mysqld))}`;
+}
+
+/** Where the watcher's steps spent their wall time (the runner's onStepTimings hook), over the steps that stored something. */
+export function stepsText(steps: readonly StepTimings[], transfers: number, blocksLabel: string, transfersLabel: string): string {
+	const measured = steps.filter(st => st.stored > 0);
+	const phase = (k: keyof Omit<StepTimings, "stored" | "fromBlock" | "toBlock">) => measured.reduce((n, st) => n + st[k], 0);
+	const stepMs = (["head", "addresses", "cursor", "blocks", "transfers", "commit", "reconcile"] as const).reduce((n, k) => n + phase(k), 0);
+	return `where the watcher's time goes: ${measured.length} steps stored ${measured.reduce((n, st) => n + st.stored, 0)} transfers in ${stepMs.toFixed(0)} ms of steps (${((stepMs * 1000) / Math.max(1, transfers)).toFixed(0)} us/transfer wall): head ${phase("head").toFixed(0)}, addresses ${phase("addresses").toFixed(0)}, cursor + reorg check ${phase("cursor").toFixed(0)}, blocks (${blocksLabel}) ${phase("blocks").toFixed(0)}, transfers (${transfersLabel}) ${phase("transfers").toFixed(0)}, commit ${phase("commit").toFixed(0)}, reconcile ${phase("reconcile").toFixed(0)} ms; the reports (detect, credit) run beside the steps in the same process`;
+}
+
+/**
+ * The run of a watcher bench whose gateway node runs in this process: a fresh database name and
+ * Redis prefix (prepareRun); `state` says what to stop and drop, `cleanup` does it (also on SIGINT).
+ */
+export function watcherBenchRun(mysqlUrl: string, redisUrl: string, tmpPrefix: string) {
+	preflight(mysqlUrl, redisUrl, []);
+	const run = prepareRun(mysqlUrl, tmpPrefix);
+	const state = { broker: null as ServiceBroker | null, chainNode: null as { stop(): Promise<unknown> } | null, dbCreated: false };
+	const cleanup = async () => {
+		if (state.broker) await state.broker.stop().catch(() => undefined);
+		await state.chainNode?.stop().catch(() => undefined);
+		await dropRunState(mysqlUrl, state.dbCreated ? run.dbName : null, redisUrl, run.redisPrefix);
+		fs.rmSync(run.workDir, { recursive: true, force: true });
+	};
+	process.once("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+	return { run, state, cleanup };
+}
+
+/**
+ * Starts the broker, takes `service`'s runner of `networkId`, records where its steps' time goes
+ * (the runner's onStepTimings bench hook) and waits until its cursor is at the chain's `head()`.
+ */
+export async function startWatcherAtHead(broker: ServiceBroker, service: string, networkId: string, head: () => Promise<number>, log: Log): Promise<{ runner: NetworkWatcher; steps: StepTimings[] }> {
+	const t0 = Date.now();
+	await broker.start();
+	const runner = (broker.getLocalService(service) as unknown as { runners: Map<string, NetworkWatcher> }).runners.get(networkId);
+	if (!runner) throw new Error(`${service} follows no network ${networkId} (is it active? its RPC_URL_<SLUG> set?)`);
+	const steps: StepTimings[] = [];
+	(runner as unknown as { deps: RunnerDeps }).deps.onStepTimings = st => steps.push(st);
+	for (;;) {
+		const h = await head();
+		if (runner.status.leader && runner.status.cursor !== null && runner.status.cursor >= h) break;
+		if (Date.now() - t0 > 120_000) throw new Error(`the watcher did not reach the head within 120 s (status ${JSON.stringify(runner.status)})`);
+		await sleep(100);
+	}
+	log(`node started, watcher at the head in ${Date.now() - t0} ms`);
+	return { runner, steps };
 }

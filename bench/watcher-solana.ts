@@ -46,9 +46,8 @@ import { appOf } from "../lib/app";
 import { networkIdFor, tokenIdFor } from "../lib/networks/catalogue";
 import { blockCredits } from "../lib/chains/solana/block";
 import { createSolanaSource } from "../lib/chains/solana/source";
-import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 import { startSolanaNode, type SolanaNode } from "../test/helpers/solana-node";
-import { awaitCredits, createRunDatabase, dropRunState, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, sleep } from "./common";
+import { awaitCredits, cpuMark, cpuText as cpuTextOf, createRunDatabase, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, runMain, serverPids, settingsOrExit, sleep, startWatcherAtHead, stepsText, watcherBenchRun, type CpuMark } from "./common";
 
 const SOL_PER_TX = 20;
 const USDC_PER_TX = 8;
@@ -132,25 +131,15 @@ async function rpcBatch(url: string, calls: Array<{ method: string; params: unkn
 const BLOCK_READ = { commitment: "confirmed", transactionDetails: "full", rewards: false, maxSupportedTransactionVersion: 0 } as const;
 
 async function main(): Promise<void> {
-	preflight(SETTINGS.mysqlUrl, SETTINGS.redisUrl, []);
-	const run = prepareRun(SETTINGS.mysqlUrl, "cpg-bench-watcher-solana-");
-	const { workDir, dbName, redisPrefix, databaseUrl } = run;
+	const { run, state, cleanup } = watcherBenchRun(SETTINGS.mysqlUrl, SETTINGS.redisUrl, "cpg-bench-watcher-solana-");
+	const { databaseUrl } = run;
 	const total = SETTINGS.blocks * SETTINGS.perBlock;
 	let sol: SolanaNode | null = null;
-	let broker: Awaited<ReturnType<typeof createNode>> | null = null;
-	let dbCreated = false;
-	const cleanup = async () => {
-		if (broker) await broker.stop().catch(() => undefined);
-		await sol?.stop().catch(() => undefined);
-		await dropRunState(SETTINGS.mysqlUrl, dbCreated ? dbName : null, SETTINGS.redisUrl, redisPrefix);
-		(await import("node:fs")).rmSync(workDir, { recursive: true, force: true });
-	};
-	process.once("SIGINT", () => void cleanup().finally(() => process.exit(130)));
 
 	try {
 		log(`node ${process.version}, ${os.cpus().length} cpus; ${SETTINGS.addresses} addresses, ${SETTINGS.blocks} blocks x ${SETTINGS.perBlock} transfers (${SETTINGS.solTxs} x ${SOL_PER_TX} SOL + ${SETTINGS.usdcTxs} x ${USDC_PER_TX} USDC)`);
 		// ---- the Solana node
-		sol = await startSolanaNode({ finalizeDistance: 2 });
+		sol = state.chainNode = await startSolanaNode({ finalizeDistance: 2 });
 		const payer = Keypair.generate();
 		await sol.airdrop(payer.publicKey, 1_000n * BigInt(LAMPORTS_PER_SOL));
 		await sol.createMint(6, { address: DEVNET_USDC_MINT });
@@ -159,13 +148,13 @@ async function main(): Promise<void> {
 		log(`Solana node ${sol.url} (pid ${sol.child.pid})`);
 
 		// ---- database, checkouts, node
-		await createRunDatabase(SETTINGS.mysqlUrl, dbName);
-		dbCreated = true;
+		await createRunDatabase(SETTINGS.mysqlUrl, run.dbName);
+		state.dbCreated = true;
 		const env = inProcessNodeEnv(run, SETTINGS.redisUrl, {
 			RPC_URL_SOLANA_DEVNET: sol.url,
 			WATCHER_POLL_MS: String(SETTINGS.pollMs),
 		});
-		broker = await createNode({ config: loadConfig(env), services: ["networks", "transactions", "watcher-solana"], env, nodeID: `bench-watcher-solana-${crypto.randomBytes(3).toString("hex")}` });
+		const broker = (state.broker = await createNode({ config: loadConfig(env), services: ["networks", "transactions", "watcher-solana"], env, nodeID: `bench-watcher-solana-${crypto.randomBytes(3).toString("hex")}` }));
 		let t0 = Date.now();
 		const keys: PublicKey[] = [];
 		const addresses = await insertCheckouts(databaseUrl, SETTINGS.addresses, {
@@ -205,40 +194,26 @@ async function main(): Promise<void> {
 		if (heldTxs !== blocksTxs.flat().length) throw new Error(`the node holds ${heldTxs} transactions in ${held.length} blocks, ${blocksTxs.flat().length} were sent: some did not execute`);
 		log(`${SETTINGS.blocks} blocks built in ${Date.now() - buildStart} ms (litesvm executed and sealed ${buildRate.toFixed(0)} transfers/s); releasing at ${SETTINGS.releaseSlotsPerS} slots/s`);
 
-		t0 = Date.now();
-		await broker.start();
+		const { steps } = await startWatcherAtHead(broker, "watcher-solana", NET, async () => (await sol!.head("confirmed")).slot, log);
 		const app = appOf(broker);
-		const watcherService = broker.getLocalService("watcher-solana") as unknown as { runners: Map<string, NetworkWatcher> };
-		const runner = watcherService.runners.get(NET);
-		if (!runner) throw new Error("the watcher follows no solana-devnet network (is it active? RPC_URL_SOLANA_DEVNET set?)");
-		// Where a step's time goes (wall ms per phase; the runner's bench hook, as bench/watcher-evm.ts).
-		const steps: StepTimings[] = [];
-		(runner as unknown as { deps: RunnerDeps }).deps.onStepTimings = st => steps.push(st);
-		for (;;) {
-			const head = (await sol.head("confirmed")).slot;
-			if (runner.status.leader && runner.status.cursor !== null && runner.status.cursor >= head) break;
-			if (Date.now() - t0 > 120_000) throw new Error(`the watcher did not reach the head within 120 s (status ${JSON.stringify(runner.status)})`);
-			await sleep(100);
-		}
-		log(`node started, watcher at the head in ${Date.now() - t0} ms`);
 
 		// ---- the window: the node puts the blocks on its chain at the set slot rate
 		const { ChainTransfer, TransactionCredit } = app.models;
 		const pids = serverPids();
-		const cpu0 = { self: process.cpuUsage(), node: procCpuSeconds(sol.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
+		const cpu0 = cpuMark(sol.child.pid, pids.mysqld);
 		const releaseStart = Date.now();
 		// Monotonic microseconds, the clock of a --cpu-prof profile: the window to look at there.
 		log(`window starts at ${process.hrtime.bigint() / 1000n} us (monotonic)`);
 		await sol.release(SETTINGS.releaseSlotsPerS);
 		let releasedAt = 0;
 		let detectedAt = 0;
-		let cpuDetect: typeof cpu0 | null = null;
+		let cpuDetect: CpuMark | null = null;
 		for (;;) {
 			if (!releasedAt && (await sol.held()).length === 0) releasedAt = Date.now();
 			if ((await ChainTransfer.count()) >= total) {
 				detectedAt = Date.now();
 				log(`last detection stored by ${process.hrtime.bigint() / 1000n} us (monotonic)`);
-				cpuDetect = { self: process.cpuUsage(cpu0.self), node: procCpuSeconds(sol.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: detectedAt };
+				cpuDetect = cpuMark(sol.child.pid, pids.mysqld, cpu0);
 				break;
 			}
 			if (Date.now() - releaseStart > SETTINGS.creditTimeoutS * 1000) break;
@@ -252,7 +227,7 @@ async function main(): Promise<void> {
 			await sol.produceBlock();
 		}
 		await awaitCredits(app.models, total, releaseStart, SETTINGS.creditTimeoutS, log);
-		const cpu1 = { self: process.cpuUsage(cpu0.self), node: procCpuSeconds(sol.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
+		const cpu1 = cpuMark(sol.child.pid, pids.mysqld, cpu0);
 
 		// ---- results
 		const times = await sol.blockTimes();
@@ -307,9 +282,7 @@ async function main(): Promise<void> {
 		const readRate = total / (readMs / 1000);
 		const parseRate = parsed / (parseMs / 1000);
 
-		const cpuSpan = (a: typeof cpu0, b: typeof cpu0) => ({ wall: (b.wall - a.wall) / 1000, self: (b.self.user + b.self.system) / 1e6, node: a.node === null || b.node === null ? null : b.node - a.node, mysqld: a.mysqld === null || b.mysqld === null ? null : b.mysqld - a.mysqld });
-		const perTransfer = (sec: number | null) => (sec === null ? "n/a" : `${sec.toFixed(1)} s (${((sec * 1e6) / total).toFixed(0)} us/transfer)`);
-		const cpuText = (c: ReturnType<typeof cpuSpan>) => `over ${c.wall.toFixed(1)} s (2 cores = ${(2 * c.wall).toFixed(0)} core-s): this process (watcher + core services + driver) ${perTransfer(c.self)}, Solana node ${perTransfer(c.node)}, mysqld ${perTransfer(c.mysqld)}`;
+		const cpuText = (b: CpuMark) => cpuTextOf(cpu0, b, total, "watcher + core services + driver", "Solana node");
 		const pass = detRate >= TARGET.rate && detections.length >= total;
 		const load = os.loadavg().map(l => l.toFixed(1)).join(" ");
 		console.log(
@@ -321,14 +294,9 @@ async function main(): Promise<void> {
 		console.log(
 			`  floors, same blocks, same run: the source alone (blocks() + transfers(), no database) ${sourceRate.toFixed(0)} transfers/s, CPU ${((((srcCpu.user + srcCpu.system) / 1e6) * 1e6) / Math.max(1, sourceFound)).toFixed(0)} us/transfer (${sourceFound} found); getBlock in full one at a time through @solana/web3.js ${readRate.toFixed(0)} transfers/s (${(readMs / read.length).toFixed(0)} ms a block); parser alone ${parseRate.toFixed(0)} transfers/s (${parsed} found)`,
 		);
-		const measured = steps.filter(st => st.stored > 0);
-		const phase = (k: "head" | "addresses" | "cursor" | "blocks" | "transfers" | "commit" | "reconcile") => measured.reduce((n, st) => n + st[k], 0);
-		const stepMs = (["head", "addresses", "cursor", "blocks", "transfers", "commit", "reconcile"] as const).reduce((n, k) => n + phase(k), 0);
-		console.log(
-			`  where the watcher's time goes: ${measured.length} steps stored ${measured.reduce((n, st) => n + st.stored, 0)} transfers in ${stepMs.toFixed(0)} ms of steps (${((stepMs * 1000) / Math.max(1, total)).toFixed(0)} us/transfer wall): head ${phase("head").toFixed(0)}, addresses ${phase("addresses").toFixed(0)}, cursor + reorg check ${phase("cursor").toFixed(0)}, blocks (getBlocks + getBlock in full) ${phase("blocks").toFixed(0)}, transfers (parse + match) ${phase("transfers").toFixed(0)}, commit ${phase("commit").toFixed(0)}, reconcile ${phase("reconcile").toFixed(0)} ms; the reports (detect, credit) run beside the steps in the same process`,
-		);
-		if (cpuDetect) console.log(`  CPU to the last detection ${cpuText(cpuSpan(cpu0, cpuDetect))}`);
-		console.log(`  CPU to the last credit ${cpuText(cpuSpan(cpu0, cpu1))}`);
+		console.log(`  ${stepsText(steps, total, "getBlocks + getBlock in full", "parse + match")}`);
+		if (cpuDetect) console.log(`  CPU to the last detection ${cpuText(cpuDetect)}`);
+		console.log(`  CPU to the last credit ${cpuText(cpu1)}`);
 	} catch (err) {
 		// The node's own output says why it failed (a crash of the VM child, a refused request).
 		if (sol) log(`Solana node output (tail):\n${sol.output().slice(-4000)}`);

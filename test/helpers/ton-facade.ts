@@ -229,6 +229,10 @@ export class TonFacade {
 	readonly blocks: McBlock[] = [];
 	/** Executed, not yet in a masterchain block. */
 	pending: TxRecord[] = [];
+	/** Sealed blocks not yet on the chain (`hold`): no endpoint sees them until `release`. */
+	private held: McBlock[] | null = null;
+	/** When each block went on the chain (ms, this machine's clock): what a bench measures latency from. */
+	readonly onChainAt = new Map<number, number>();
 	readonly calls: Record<string, number> = {};
 	private states = new Map<string, StateInfo>();
 	/** User-friendly forms by bounceable flag + raw address. */
@@ -438,7 +442,7 @@ export class TonFacade {
 	// Blocks
 
 	private sealNow(): McBlock {
-		const prev = this.blocks[this.blocks.length - 1];
+		const prev = this.held?.length ? this.held[this.held.length - 1] : this.blocks[this.blocks.length - 1];
 		const seqno = prev ? prev.seqno + 1 : this.firstSeqno;
 		const shardSeqno = prev ? prev.shardSeqno + 1 : this.genesisShardSeqno;
 		const ready = (t: TxRecord) => this.blocks.length >= t.executedAt + t.depth * this.hopBlocks;
@@ -467,8 +471,35 @@ export class TonFacade {
 			t.json.mc_block_seqno = seqno;
 			t.json.block_ref = t.account.startsWith("-1:") ? { workchain: -1, shard: SHARD, seqno } : { workchain: 0, shard: SHARD, seqno: shardSeqno };
 		}
-		this.blocks.push(block);
+		if (this.held) this.held.push(block);
+		else this.putOnChain(block);
 		return block;
+	}
+
+	private putOnChain(block: McBlock): void {
+		this.blocks.push(block);
+		this.onChainAt.set(block.seqno, Date.now());
+	}
+
+	/** From now on sealed blocks are held off the chain (a bench builds its blocks ahead of the window it measures). */
+	hold(): void {
+		this.held ??= [];
+	}
+
+	/** Blocks sealed and held. */
+	heldCount(): number {
+		return this.held?.length ?? 0;
+	}
+
+	/** Puts the held blocks on the chain, `perSecond` blocks a second; blocks sealed meanwhile follow them; then stops holding. */
+	async release(perSecond: number): Promise<void> {
+		const start = Date.now();
+		for (let n = 0; this.held?.length; n++) {
+			const wait = start + (n * 1000) / perSecond - Date.now();
+			if (wait > 0) await new Promise(r => setTimeout(r, wait));
+			this.putOnChain(this.held.shift()!);
+		}
+		this.held = null;
 	}
 
 	/**
