@@ -212,6 +212,28 @@ describe("Solana sweeper on the litesvm-backed test node", () => {
 		await until("ledger equals the VM", async () => (await ledger(user.sandbox.id, SOL)).eq(solOf(await lamports(deposit.address))), 10_000);
 	}, 180_000);
 
+	it("pays a USDC withdrawal request its exact amount from one deposit, the sweeper wallet paying the fee and the payee's new token account; the ledger equals the VM", async () => {
+		const { user, key } = await sandboxMerchant(node);
+		const [deposit] = await paidUsdc(key, 1, () => 5_000_000n);
+		await until("credited", async () => (await ledger(user.sandbox.id, USDC)).eq(usdcOf(5_000_000n)), 30_000);
+		const payee = Keypair.generate().publicKey.toBase58();
+		expect(await usdcAt(payee)).toBeNull(); // the payee has no USDC account yet
+		const sweeperBefore = await lamports(sweeper.publicKey.toBase58());
+		const made = await node.http("POST", "/withdrawals/requests", { token: user.token, body: { amount: "2", tokenId: USDC, sourceNetworkId: NET, address: payee, strategy: 1 } });
+		expect(made.status).toBe(201);
+		await until("request completed and its sweep confirmed", async () => (await node.app.models.WithdrawalRequest.findByPk(made.body.id))?.status === "completed" && (await node.app.models.Sweep.count({ where: { requestId: made.body.id, status: "confirmed" } })) === 1, 60_000);
+		const paid = await node.app.models.Sweep.findAll({ where: { requestId: made.body.id } });
+		expect(paid.map(s => ({ kind: s.kind, status: s.status, feePaid: s.feePaid }))).toEqual([{ kind: "spl", status: "confirmed", feePaid: (2n * FEE).toString() }]);
+		// Exactly the amount asked; the rest stays at the deposit's (still open) token account.
+		expect(await usdcAt(payee)).toBe(2_000_000n);
+		expect(await usdcAt(deposit.address)).toBe(3_000_000n);
+		// The sweeper wallet paid the fee (its signature and the deposit's) and the payee account's rent.
+		await until("the sweeper wallet's balance at finalized", async () => (await lamports(sweeper.publicKey.toBase58())) === sweeperBefore - 2n * FEE - TOKEN_ACCOUNT_RENT_EXEMPT, 10_000);
+		// The merchant's ledger: what the deposit still holds; no fee charged to the merchant.
+		await until("ledger equals the VM", async () => (await ledger(user.sandbox.id, USDC)).eq(usdcOf(3_000_000n)), 10_000);
+		expect(await node.app.models.LedgerEntry.count({ where: { organizationId: user.sandbox.id, networkId: NET, kind: "fee" } })).toBe(0);
+	}, 180_000);
+
 	it("a sweep signed and recorded but never sent (refused, then the sweeper restarted) sends that same signature, never a second transaction", async () => {
 		const { user, deposit } = await merchantWithSol(400_000_000n);
 		await sol.sendMode("refuse");
