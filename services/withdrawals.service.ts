@@ -246,8 +246,6 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 				if (!address) throw badRequest("Address is not valid for the network", { address: "invalidAddress" });
 				// Only a request some sweeper can pay is accepted (docs/withdrawals.md "Requests").
 				if (!hasSweeper(pair.network.chainType)) throw badRequest("Withdrawal requests are not paid on this network's chain type yet", { sourceNetworkId: "noSweeper" });
-				// The TON sweeper pays TON requests; jetton requests are not built yet (docs/withdrawals.md "TON sweeps").
-				if (pair.network.chainType === "ton" && !pair.token.isNative) throw badRequest("Jetton withdrawal requests are not paid on TON yet", { tokenId: "noSweeper" });
 				const key = withdrawalKeyFor(pair.network);
 				if (pair.network.chainType === "bitcoin") {
 					// The change of a Bitcoin-family payment goes to the merchant's own address for the chain.

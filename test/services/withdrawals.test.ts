@@ -250,6 +250,18 @@ describe("withdrawals", () => {
 			expect(await node.app.models.WithdrawalRequest.count()).toBe(0);
 		});
 
+		it("are accepted for a jetton (USDT) on TON: the TON sweeper pays jetton requests", async () => {
+			const dave = await createMerchant(node);
+			const ton = networkIdFor("ton");
+			const usdt = tokenIdFor("ton", "USDT");
+			await node.broker.call("withdrawals.record", { organizationId: dave.live.id, mode: "live", networkId: ton, tokenId: usdt, kind: "credit", amount: "5", refType: "transaction", refId: "ton-usdt-credit-1" });
+			const res = await call("POST", "/withdrawals/requests", { token: dave.token, headers: { "x-organization-id": dave.live.id }, body: body({ amount: "2", tokenId: usdt, sourceNetworkId: ton, address: samples.ton.live }) });
+			expect([res.status, res.body.errors]).toEqual([201, undefined]);
+			expect(res.body).toMatchObject({ amount: "2", tokenId: usdt, sourceNetworkId: ton, status: "pending" });
+			// Out of the way of the other cases' counts.
+			await node.app.models.WithdrawalRequest.destroy({ where: { id: res.body.id } });
+		});
+
 		it("queue within the available balance as pending and reserve their amount", async () => {
 			expect(await balance(alice.sandbox.id)).toEqual({ balance: "0.75", reserved: "0", held: "0", available: "0.75" });
 			const first = await call("POST", "/withdrawals/requests", { token: alice.token, body: body({ amount: "0.5" }) });

@@ -8,7 +8,10 @@
  *    found by its normalized hash), `dead` (expired, seqno unused: only then are its funds planned
  *    again), `superseded` (expired, another message used the seqno: counted towards a stall for an
  *    operator, its funds stay locked) or `pending` (the same BoC is sent again);
- * 2. pays pending TON withdrawal requests (exactly their amount, from one deposit that holds it);
+ * 2. pays pending withdrawal requests exactly, each from one deposit that holds the amount: TON
+ *    from the deposit's balance (its fee on top); a jetton request by a jetton transfer from the
+ *    deposit, after a top-up (kind `topup`, the request's id) from the sweeper wallet when the
+ *    deposit lacks the TON the transfer carries, excesses back to the sweeper;
  * 3. plans new sweeps: a TON deposit's whole balance to the merchant (the deposit ends destroyed);
  *    jetton deposits get a batched top-up from the sweeper wallet (one v5R1 message for up to
  *    `batchSize` deposits), then each sends its whole jetton balance, excesses back to the sweeper.
@@ -105,6 +108,9 @@ function briefly(err: unknown): string {
 }
 
 export const signedOf = (s: Pick<Sweep, "rawTx">): TonSigned | null => (s.rawTx ? (JSON.parse(s.rawTx) as TonSigned) : null);
+
+/** A jetton request's top-up: what the payment needs, plus a margin for the storage fee the deposit pays on receipt. */
+const REQUEST_TOP_UP = ton.JETTON_PAYMENT_TON + ton.PAYMENT_FEE_RESERVE;
 
 const raw = (address: string) => ton.parseAddress(address, "address").address.toRawString();
 
@@ -267,12 +273,14 @@ export class TonSweepRunner {
 			const key = await this.deps.sweeperKey();
 			if (!key) return "later";
 			const w = await this.wallet(s.fromAddress);
+			// A request's top-up carries what its jetton payment attaches plus the deposit's own fee.
+			const [least, amount] = s.requestId ? [ton.JETTON_PAYMENT_TON, REQUEST_TOP_UP] : [ton.JETTON_SWEEP_TON, ton.JETTON_SWEEP_TON];
 			// A deposit that got its TON meanwhile (an earlier top-up) needs none.
 			const need: string[] = [];
-			for (const i of items) if ((await this.wallet(i.depositAddress)).balance < ton.JETTON_SWEEP_TON) need.push(i.depositAddress);
+			for (const i of items) if ((await this.wallet(i.depositAddress)).balance < least) need.push(i.depositAddress);
 			if (need.length === 0) return null;
-			if (w.balance < BigInt(need.length) * (ton.JETTON_SWEEP_TON + ton.PAYMENT_FEE_RESERVE)) throw new Error(`the sweeper wallet ${s.fromAddress} holds ${w.balance} nanotons, too little for ${need.length} top-up(s)`);
-			const m = ton.buildTopUps({ sweeper: { key, version: "v5r1", seqno: w.seqno, deployed: w.deployed, address: s.fromAddress }, deposits: need.map(address => ({ address })), validUntil });
+			if (w.balance < BigInt(need.length) * (amount + ton.PAYMENT_FEE_RESERVE)) throw new Error(`the sweeper wallet ${s.fromAddress} holds ${w.balance} nanotons, too little for ${need.length} top-up(s)`);
+			const m = ton.buildTopUps({ sweeper: { key, version: "v5r1", seqno: w.seqno, deployed: w.deployed, address: s.fromAddress }, deposits: need.map(address => ({ address, amount })), validUntil });
 			return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil, total: m.total.toString() } };
 		}
 		const item = items[0];
@@ -289,6 +297,23 @@ export class TonSweepRunner {
 				if (w.balance <= 0n) return null;
 				const m = ton.buildTonSweep({ deposit: { ...deposit, balance: w.balance }, destination: s.toAddress, validUntil });
 				return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil } };
+			}
+			if (s.kind === "token" && s.requestId) {
+				const sweeperKey = await this.deps.sweeperKey();
+				if (!sweeperKey) return "later";
+				// Exactly the request's amount (mode 1: the deposit stays, with the rest); excesses to the sweeper, whose TON it carries.
+				const amount = toBaseUnits(await requestAmount(models, s.requestId), token.decimals);
+				const m = ton.buildJettonPayment({
+					wallet: { ...deposit, version: "v4r2" },
+					jettonWallet: await this.jettonWallet(token.contractAddress, item.depositAddress),
+					jettonBalance: await this.jettonBalance(token.contractAddress, item.depositAddress),
+					tonBalance: w.balance,
+					payee: s.toAddress,
+					amount,
+					responseDestination: ton.walletAddress(sweeperKey, "v5r1"),
+					validUntil,
+				});
+				return { hash: m.hash, record: { boc: m.boc, seqno: m.seqno, validUntil, jettonAmount: amount.toString() } };
 			}
 			if (s.kind === "token") {
 				const sweeperKey = await this.deps.sweeperKey();
@@ -357,14 +382,24 @@ export class TonSweepRunner {
 		const second = internal ? await this.txByMessage(internal.hash) : null;
 		if (first && (!internal || first.description?.aborted || first.description?.compute_ph?.success === false)) {
 			await this.end(s, "failed", { feePaid: spent.toString(), reason: "the jetton wallet refused the transfer (it bounced back to the deposit)" });
+			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the jetton transfer bounced back to the deposit; retried" });
 			return;
 		}
 		if (!second) return; // its next hops are not in a final block yet
 		if (second.description?.aborted || second.description?.compute_ph?.success === false) {
 			await this.end(s, "failed", { feePaid: spent.toString(), reason: "the destination's jetton wallet refused the transfer (it bounced back)" });
+			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payee's jetton wallet refused the transfer (it bounced back); retried" });
 			return;
 		}
 		const token = this.token(s.tokenId)!;
+		if (s.requestId) {
+			// Exactly the request's amount reached the payee's jetton wallet: the merchant's `withdrawal`
+			// entry. The TON it carried was the sweeper's top-up (excesses went back to it): on the record only.
+			await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
+			await this.end(s, "confirmed", { feePaid: spent.toString() });
+			logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)} ${token.symbol}, ${hash}`);
+			return;
+		}
 		await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
 		// The TON it carried was the sweeper's top-up: the operator's, on the record (excesses return to the sweeper wallet).
 		await this.end(s, "confirmed", { feePaid: spent.toString() });
@@ -426,35 +461,57 @@ export class TonSweepRunner {
 		}
 	}
 
-	/** A TON request is paid exactly from one deposit of the merchant that holds it with its fee; jetton requests wait (not built). */
+	/**
+	 * A request is paid exactly from one deposit of the merchant that holds it: TON with its fee, a
+	 * jetton with the TON its transfer carries (a top-up from the sweeper wallet first when it lacks it).
+	 */
 	private async executeRequest(req: WithdrawalRequestView, settled: SweepableCheckout[]): Promise<void> {
 		const { ports, network, models, sequelize, logger, now } = this.deps;
-		if (await models.Sweep.findOne({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } })) return; // in flight, or paid
+		const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
+		if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) return; // in flight, or paid
 		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
 			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the TON sweeper", final: true });
 			return;
 		}
 		const token = this.token(req.tokenId);
 		if (!token) return;
-		if (token.contractAddress !== "") {
-			if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: jetton requests are not paid by the TON sweeper yet; it stays pending`);
-			this.waiting.add(req.id);
-			return;
-		}
 		const need = toBaseUnits(req.amount, token.decimals);
 		const busy = await this.busyWallets();
 		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		const toppedUp = own.find(s => s.kind === "topup");
+		let ungassed: { c: SweepableCheckout; jettons: bigint } | null = null;
 		for (const c of settled) {
 			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
+			if (toppedUp && raw(toppedUp.toAddress) !== raw(c.depositAddress)) continue; // finish on the deposit that got the gas
 			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "ton", transactionId: c.transactionId });
 			if (target?.source === "payment") continue; // those funds belong to the checkout's own address
 			const w = await this.wallet(c.depositAddress);
+			if (token.contractAddress !== "") {
+				const jettons = await this.jettonBalance(token.contractAddress, c.depositAddress);
+				if (jettons < need) continue;
+				if (w.balance < ton.JETTON_PAYMENT_TON) {
+					ungassed ??= { c, jettons };
+					continue;
+				}
+				// The item holds the deposit's whole jetton balance while the payment is in flight.
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(req.address), chainNonce: 0, items: [this.item(c, token, jettons)], requestId: req.id }, now());
+				return;
+			}
 			if (w.balance < need + ton.PAYMENT_FEE_RESERVE) continue;
 			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
 			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, w.balance)], requestId: req.id }, now());
 			return;
 		}
-		if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} TON and its fee yet; it stays pending`);
+		if (ungassed && !toppedUp) {
+			// Gas for the transfer from the sweeper wallet (one message at a time from it); the payment follows once it landed.
+			const key = await this.deps.sweeperKey();
+			const sweeper = key ? ton.walletAddress(key, "v5r1") : null;
+			if (sweeper && !busy.has(sweeper)) {
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [this.item(ungassed.c, token, ungassed.jettons)], requestId: req.id }, now());
+				return;
+			}
+		}
+		if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} ${token.symbol} and its fee yet (or the sweeper wallet is busy or not configured); it stays pending`);
 		this.waiting.add(req.id);
 	}
 

@@ -60,6 +60,8 @@ export const JETTON_SWEEP_TON = 50_000_000n;
 export const JETTON_TRANSFER_TON = 50_000_000n;
 /** A wallet paying a withdrawal keeps this much for its own fees (one message, mode 1). */
 export const PAYMENT_FEE_RESERVE = 10_000_000n;
+/** What a deposit must hold for a jetton withdrawal (the top-up a request's deposit gets when it holds less). */
+export const JETTON_PAYMENT_TON = JETTON_TRANSFER_TON + PAYMENT_FEE_RESERVE;
 
 /** Why a sweep or payment was not built: the caller waits or picks other funds instead of failing. */
 export class SweepRefused extends Error {

@@ -233,6 +233,50 @@ describe("TON sweep runner on the TON test node", () => {
 		expect(await db.app.models.Sweep.count({ where: { requestId: id } })).toBe(1);
 	}, 120_000);
 
+	it("pays a USDT withdrawal request of part of a deposit exactly once: the sweeper tops the deposit up, the rest stays there and in the ledger", async () => {
+		const c = await checkout(USDT_ID, "10", 6);
+		noDestination.add(c.transactionId); // no automatic sweep: only the request moves funds
+		await chain.mint(jetton, c.addr, 10_000_000n);
+		await chain.settle();
+		expect(chain.balance(c.addr)).toBeLessThan(60_000_000n); // not enough TON of its own for the transfer: a top-up first
+		const payee = (await chain.wallet()).friendly;
+		const id = "00000000-0000-4000-8000-0000000070b2";
+		const now = new Date();
+		await db.app.models.WithdrawalRequest.create({ id, organizationId: ORG, mode: "sandbox", userId: 1, amount: "4.5", tokenId: USDT_ID, sourceNetworkId: NET, destinationNetworkId: null, address: payee, strategy: 1, status: "pending", reason: null, txHash: null, createdAt: now, updatedAt: now, completedAt: null });
+		requests.push({ id, organizationId: ORG, mode: "sandbox", amount: "4.5", tokenId: USDT_ID, sourceNetworkId: NET, destinationNetworkId: null, address: payee, createdAt: now.toISOString(), status: "pending" });
+		// The sweeper wallet signs again only once its last message (an earlier case's top-up) is past its
+		// validUntil; the emulator's clock moves only when told to.
+		chain.advanceTime(31);
+		await chain.seal();
+		const entriesBefore = ledger.length;
+		const sweeperBefore = chain.balance(Address.parseRaw(sweeper));
+		await stepUntil("jetton request paid", async () => requests.find(r => r.id === id)!.status === "completed");
+		// Exactly the request's amount reached the payee; the rest stays at the deposit.
+		expect(await chain.jettonBalance(jetton, Address.parse(payee))).toBe(4_500_000n);
+		expect(await chain.jettonBalance(jetton, c.addr)).toBe(5_500_000n);
+		const own = await db.app.models.Sweep.findAll({ where: { requestId: id }, order: [["createdAt", "ASC"]] });
+		expect(own.map(s => [s.kind, s.status]).sort()).toEqual([["token", "confirmed"], ["topup", "confirmed"]]);
+		const payment = own.find(s => s.kind === "token")!;
+		expect(payment.fromAddress).toBe(c.depositAddress);
+		expect(Address.parseFriendly(payment.toAddress).isBounceable).toBe(false);
+		expect(signedOf(payment)!.jettonAmount).toBe("4500000");
+		expect(requests.find(r => r.id === id)!.txHash).toBe(payment.txHash);
+		// The merchant's ledger: only the `withdrawal` entry; the TON was the sweeper's (no fee entry for the merchant).
+		expect(ledger.slice(entriesBefore)).toEqual([{ tokenId: USDT_ID, kind: "withdrawal", amount: "-4.5", refType: "request", refId: id }]);
+		expect(ledgerSum(USDT_ID).gt(0)).toBe(true);
+		expect(await ledgerEqualsChain(USDT_ID)).toBe(true);
+		const spent = sweeperBefore - chain.balance(Address.parseRaw(sweeper));
+		expect(spent).toBeGreaterThan(0n); // the top-up, less the excesses returned to it
+		// Later steps pay nothing more.
+		for (let i = 0; i < 2; i++) {
+			await runner().step(fence);
+			await chain.settle();
+		}
+		expect(await db.app.models.Sweep.count({ where: { requestId: id } })).toBe(2);
+		expect(await chain.jettonBalance(jetton, Address.parse(payee))).toBe(4_500_000n);
+		expect(await chain.jettonBalance(jetton, c.addr)).toBe(5_500_000n);
+	}, 300_000);
+
 	it("a crash after the message is recorded and before it is sent: the same message is sent after the restart, never a second one", async () => {
 		const c = await checkout(TON_ID, "2", 9);
 		await chain.pay(chain.faucet, c.addr, 2n * TON, { bounce: false });
