@@ -502,8 +502,9 @@ export class TonSweepRunner {
 			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, w.balance)], requestId: req.id }, now());
 			return;
 		}
-		if (ungassed && !toppedUp) {
+		if (ungassed) {
 			// Gas for the transfer from the sweeper wallet (one message at a time from it); the payment follows once it landed.
+			// Again when a landed top-up left the deposit short (its message skipped, or a bounced payment spent it).
 			const key = await this.deps.sweeperKey();
 			const sweeper = key ? ton.walletAddress(key, "v5r1") : null;
 			if (sweeper && !busy.has(sweeper)) {
