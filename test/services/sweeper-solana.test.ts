@@ -13,9 +13,8 @@
  *   and signed again; one withheld while still valid and released later lands, and is never doubled;
  * - a runner whose lease was taken over writes nothing and sends nothing.
  */
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram } from "@solana/web3.js";
+import { Connection, Keypair, PublicKey, SystemProgram } from "@solana/web3.js";
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token";
-import { encodeBase58 } from "ethers";
 import type { Service } from "moleculer";
 import { v5 as uuidv5 } from "uuid";
 import { chainParamsFor, codecFor } from "../../lib/chains";
@@ -31,16 +30,16 @@ import { acquireLease, LeaseLostError, releaseLease } from "../../lib/watchers/s
 import { sweeperPorts } from "../../services/sweeper-evm.service";
 import type { WatchableNetwork } from "../../services/networks.service";
 import { liveSweepNetwork } from "../../mixins/sweeper.mixin";
-import { startSolanaNode, type SolanaNode } from "../helpers/solana-node";
+import type { SolanaNode } from "../helpers/solana-node";
+import { DEVNET_USDC_MINT, startSolanaSweeperNodes, stopSolanaSweeperNodes } from "../helpers/solana-sweeper-node";
 import { until } from "../helpers/until";
 import type { TestNode } from "../helpers/harness";
 import type { UserWithToken } from "../helpers/users";
-import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { openCheckout, sandboxMerchant } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("solana-devnet");
 const SOL = tokenIdFor("solana-devnet", "SOL");
 const USDC = tokenIdFor("solana-devnet", "USDC");
-const DEVNET_USDC_MINT = new PublicKey("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
 const LEASE_ID = uuidv5(`sweep:${NET}`, CATALOGUE_NAMESPACE);
 const FEE = 5000n;
 
@@ -48,39 +47,13 @@ describe("Solana sweeper on the litesvm-backed test node", () => {
 	let sol: SolanaNode;
 	let node: TestNode;
 	let payer: Keypair;
-	const sweeper = Keypair.generate();
+	let sweeper: Keypair;
 
 	beforeAll(async () => {
-		sol = await startSolanaNode({ finalizeDistance: 2 });
-		payer = Keypair.generate();
-		await sol.airdrop(payer.publicKey, 1000n * BigInt(LAMPORTS_PER_SOL));
-		await sol.airdrop(sweeper.publicKey, BigInt(LAMPORTS_PER_SOL));
-		await sol.createMint(6, { address: DEVNET_USDC_MINT });
-		await sol.mintTo(DEVNET_USDC_MINT, payer.publicKey, 1_000_000_000n);
-		await sol.settle();
-		// A block every 100 ms; the finalized head 2 blocks behind (unless a test holds it).
-		await sol.autoProduce(100);
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-solana", "withdrawals", "sweeper-solana"],
-			env: {
-				RPC_URL_SOLANA_DEVNET: sol.url,
-				WATCHER_POLL_MS: "50",
-				SWEEP_POLL_MS: "200",
-				SWEEP_LEASE_MS: "3000",
-				SWEEP_MAX_AGE_MINUTES: "0",
-				SWEEP_PROOF_POLLS: "2",
-				SWEEP_PROOF_MS: "0",
-				// As Phantom exports it: base58 of the 64-byte secret key.
-				SWEEPER_PRIVATE_KEY_SOLANA: encodeBase58(sweeper.secretKey),
-			},
-		});
+		({ sol, node, payer, sweeper } = await startSolanaSweeperNodes());
 	}, 180_000);
 
-	afterAll(async () => {
-		await node?.stop();
-		await sol?.autoProduce(null).catch(() => undefined);
-		await sol?.stop();
-	});
+	afterAll(() => stopSolanaSweeperNodes({ sol, node }));
 
 	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;
 	const ledger = async (organizationId: string, tokenId: string) => money(((await node.broker.call("withdrawals.balance", { organizationId, networkId: NET, tokenId })) as { balance: string }).balance);
