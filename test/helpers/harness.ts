@@ -131,7 +131,9 @@ async function dropMysqlDatabase(name: string): Promise<void> {
 /** `node.http` for a gateway at `baseUrl` (`http://host:port/api/v1`): JSON in and out, API key or bearer token. */
 export function httpClient(baseUrl: string): TestNode["http"] {
 	return async (method, urlPath, o = {}) => {
-		const headers: Record<string, string> = { ...(o.headers || {}) };
+		// A connection per request: fetch's shared pool could otherwise hand a request a kept-alive
+		// socket to a stopped node whose ephemeral port a new node was given (ECONNRESET seen in CI).
+		const headers: Record<string, string> = { Connection: "close", ...(o.headers || {}) };
 		let body: RequestInit["body"];
 		if (o.rawBody !== undefined) body = o.rawBody as RequestInit["body"];
 		else if (o.body !== undefined) {
