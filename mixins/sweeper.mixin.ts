@@ -59,6 +59,11 @@ export interface SweepRunnerHooks {
 export interface SweeperMixinOptions {
 	chainType: string;
 	/**
+	 * The sweeper wallet's key setting, which production never runs without (it pays token sweeps'
+	 * fees): its variable name and whether the configuration holds it.
+	 */
+	productionKey?: { variable: string; present(app: App): boolean };
+	/**
 	 * A runner for one network, or null when the network cannot be swept (a warning says why).
 	 * `hooks.onFailure` reports a failed sweep the runner logs and goes past (error tracking);
 	 * `hooks.onOutcome` counts its sweeps' steps (metrics).
@@ -258,6 +263,9 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		},
 
 		created(this: SweeperThis) {
+			if (opts.productionKey && appOf(this.broker).config.env === "production" && !opts.productionKey.present(appOf(this.broker))) {
+				throw new Error(`Configuration: ${opts.productionKey.variable} is required in production on nodes running ${this.name}`);
+			}
 			this.runners = new Map();
 			this.timer = null;
 			this.running = null;

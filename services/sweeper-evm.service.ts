@@ -7,7 +7,6 @@
  * group: it holds the RPC endpoints and derives deposit keys from the seed.
  */
 import type { Service, ServiceSchema } from "moleculer";
-import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { createEvmProvider } from "../lib/chains/evm/rpc";
 import { hdSeed } from "../lib/payments/store";
@@ -37,6 +36,8 @@ const SweeperEvmService: ServiceSchema = {
 	name: "sweeper-evm",
 	mixins: [
 		SweeperMixin({
+			// The sweeper wallet pays token sweeps' fees: production never runs without it.
+			productionKey: { variable: "SWEEPER_PRIVATE_KEY", present: app => Boolean(app.config.sweeper.privateKey) },
 			chainType: "evm",
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
@@ -64,14 +65,6 @@ const SweeperEvmService: ServiceSchema = {
 			},
 		}),
 	],
-
-	created(this: Service) {
-		// The sweeper wallet pays token sweeps and top-ups: production never runs without it.
-		const { config } = appOf(this.broker);
-		if (config.env === "production" && !config.sweeper.privateKey) {
-			throw new Error("Configuration: SWEEPER_PRIVATE_KEY is required in production on nodes running sweeper-evm");
-		}
-	},
 };
 
 export default SweeperEvmService;

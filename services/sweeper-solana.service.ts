@@ -8,9 +8,8 @@
  * replaced only when proven dead) is lib/chains/solana/sweep-runner.ts's. Deposit keys are derived
  * on demand from the HD seed.
  */
-import type { Service, ServiceSchema } from "moleculer";
+import type { ServiceSchema } from "moleculer";
 import { Connection } from "@solana/web3.js";
-import { appOf } from "../lib/app";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { SolanaSweepRunner } from "../lib/chains/solana/sweep-runner";
 import { hdSeed } from "../lib/payments/store";
@@ -22,6 +21,8 @@ const SweeperSolanaService: ServiceSchema = {
 	name: "sweeper-solana",
 	mixins: [
 		SweeperMixin({
+			// The sweeper wallet pays token sweeps' fees: production never runs without it.
+			productionKey: { variable: "SWEEPER_PRIVATE_KEY_SOLANA", present: app => Boolean(app.config.sweeper.solanaPrivateKey) },
 			chainType: "solana",
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
@@ -50,14 +51,6 @@ const SweeperSolanaService: ServiceSchema = {
 			},
 		}),
 	],
-
-	created(this: Service) {
-		// The sweeper wallet pays token sweeps and token payments: production never runs without it.
-		const { config } = appOf(this.broker);
-		if (config.env === "production" && !config.sweeper.solanaPrivateKey) {
-			throw new Error("Configuration: SWEEPER_PRIVATE_KEY_SOLANA is required in production on nodes running sweeper-solana");
-		}
-	},
 };
 
 export default SweeperSolanaService;

@@ -7,8 +7,7 @@
  * lib/chains/ton/sweep-runner.ts over lib/sweeps (BoC recorded before it is sent, failed only when
  * proven dead).
  */
-import type { Service, ServiceSchema } from "moleculer";
-import { appOf } from "../lib/app";
+import type { ServiceSchema } from "moleculer";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { createTonApi } from "../lib/chains/ton/api";
 import { tonSweeperKey, TonSweepRunner } from "../lib/chains/ton/sweep-runner";
@@ -22,6 +21,8 @@ const SweeperTonService: ServiceSchema = {
 	name: "sweeper-ton",
 	mixins: [
 		SweeperMixin({
+			// The sweeper wallet pays token sweeps' fees: production never runs without it.
+			productionKey: { variable: "SWEEPER_PRIVATE_KEY_TON", present: app => Boolean(app.config.sweeper.tonPrivateKey) },
 			chainType: "ton",
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
@@ -56,14 +57,6 @@ const SweeperTonService: ServiceSchema = {
 			},
 		}),
 	],
-
-	created(this: Service) {
-		// The sweeper wallet pays the jetton sweeps' gas: production never runs without it.
-		const { config } = appOf(this.broker);
-		if (config.env === "production" && !config.sweeper.tonPrivateKey) {
-			throw new Error("Configuration: SWEEPER_PRIVATE_KEY_TON is required in production on nodes running sweeper-ton");
-		}
-	},
 };
 
 export default SweeperTonService;
