@@ -11,6 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import mysql from "mysql2/promise";
 import Redis from "ioredis";
+import { Keypair } from "@solana/web3.js";
+import { encodeBase58 } from "ethers";
 import type { ServiceBroker } from "moleculer";
 import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 
@@ -181,10 +183,12 @@ export function gatewayEnv(o: GatewayEnvOptions, port: number, nodeEnv: "product
 		// Only makes the set-up sign-up fast; no request of a measured case may hash a password.
 		BCRYPT_ROUNDS: "4",
 		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
-		// Production refuses sweeper-evm without a gas wallet. A fresh key each run, never funded and
-		// never used: no RPC_URL_* is set, so the sweepers follow no network. The node keeps every
-		// service, as `npm start` ships it, so the numbers stay comparable with earlier runs.
+		// Production refuses the EVM, Solana and TON sweepers without their wallets' keys. Fresh keys
+		// each run, never funded and never used: no RPC_URL_* is set, so the sweepers follow no network.
+		// The node keeps every service, as `npm start` ships it, so the numbers stay comparable.
 		SWEEPER_PRIVATE_KEY: crypto.randomBytes(32).toString("hex"),
+		SWEEPER_PRIVATE_KEY_SOLANA: encodeBase58(Keypair.generate().secretKey),
+		SWEEPER_PRIVATE_KEY_TON: crypto.randomBytes(32).toString("hex"),
 	};
 }
 

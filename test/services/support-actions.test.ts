@@ -26,9 +26,16 @@ const SUPPORT_ACTIONS = [
 	"watcher-solana.support.cursors",
 	"watcher-solana.support.transfers",
 	"watcher-solana.support.rewind",
+	"watcher-ton.support.cursors",
+	"watcher-ton.support.transfers",
+	"watcher-ton.support.rewind",
 	"sweeper-evm.support.clearHold",
 	"sweeper-bitcoin.support.clearHold",
 	"sweeper-evm.support.resolveStalled",
+	"sweeper-solana.support.clearHold",
+	"sweeper-solana.support.resolveStalled",
+	"sweeper-ton.support.clearHold",
+	"sweeper-ton.support.resolveStalled",
 	"sweeper-bitcoin.support.resolveStalled",
 ];
 
