@@ -252,6 +252,8 @@ export class TonFacade {
 	private deferred: Cell[] = [];
 	/** External messages answered but never run (mode "drop"), and deferred ones refused at seal time: message hashes. */
 	readonly lost: string[] = [];
+	/** Every external message POST /message was given (accepted or refused), in order: what a test checks re-sends against. */
+	readonly posted: Array<{ to: string; hash: string; norm: string; boc: string }> = [];
 	url = "";
 
 	private constructor(bc: Blockchain, storage: LocalBlockchainStorage, opts: TonFacadeOptions) {
@@ -605,6 +607,7 @@ export class TonFacade {
 				throw new HttpError(500, `LITE_SERVER_UNKNOWN: failed to deserialize message: ${(e as Error).message}`);
 			}
 			if (msg.info.type !== "external-in") throw new HttpError(500, "LITE_SERVER_UNKNOWN: external message expected");
+			this.posted.push({ to: rawAddress(msg.info.dest), hash: b64(cell.hash()), norm: normalizedHash(msg), boc: boc.toString("base64") });
 			this.blockchain.now = this.now();
 			// "defer" / "drop": the liteserver's check (run it on the current state, keep nothing).
 			const trial = this.externals !== "execute" ? { snapshot: this.blockchain.snapshot(), pending: this.pending.length, states: new Map(this.states), lastLt: this.lastLt } : null;

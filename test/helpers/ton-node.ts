@@ -97,6 +97,11 @@ export interface TonNode {
 	payMany(from: TestWallet, payments: { to: Address; amount: bigint; bounce?: boolean; comment?: string }[], opts?: SendOptions): Promise<Sent[]>;
 	/** A jetton minter (assets-sdk reference code) deployed by `admin` (default: a new funded wallet), on-chain metadata with `symbol`. */
 	deployJetton(opts?: { symbol?: string; decimals?: number; name?: string; admin?: TestWallet }): Promise<Jetton>;
+	/**
+	 * The same reference minter placed at a given `master` address (e.g. the catalogue's USDT master,
+	 * the one the watcher and the sweeper trust), its admin a new funded wallet; no transaction.
+	 */
+	placeJetton(master: Address, opts?: { symbol?: string; decimals?: number; name?: string }): Promise<Jetton>;
 	/** Mints `amount` base units to `owner`'s jetton wallet (created on first mint). */
 	mint(jetton: Jetton, owner: Address, amount: bigint): Promise<Sent>;
 	/**
@@ -227,6 +232,15 @@ export async function startTonNode(opts: TonNodeOptions = {}): Promise<TonNode> 
 		return { master: minter.address, admin, symbol, decimals };
 	};
 
+	const placeJetton: TonNode["placeJetton"] = async (master, o = {}) => {
+		const admin = await wallet({ balance: toNano("100") });
+		const symbol = o.symbol ?? "USDT";
+		const decimals = o.decimals ?? 6;
+		const minter = JettonMinter.createFromConfig({ admin: admin.address, content: internalOnchainContentToCell({ name: o.name ?? `Test ${symbol}`, symbol, decimals: String(decimals) }) });
+		await facade.exclusive(() => bc.setShardAccount(master, createShardAccount({ address: master, code: minter.init!.code!, data: minter.init!.data!, balance: toNano("1"), workchain: 0 })));
+		return { master, admin, symbol, decimals };
+	};
+
 	const mint: TonNode["mint"] = async (j, owner, amount) => {
 		const body = beginCell()
 			.store(storeJettonMintMessage({ queryId: 0n, amount, from: j.master, to: owner, responseAddress: j.admin.address, forwardPayload: null, forwardTonAmount: 0n, walletForwardValue: toNano("0.03") }))
@@ -295,6 +309,7 @@ export async function startTonNode(opts: TonNodeOptions = {}): Promise<TonNode> 
 		pay,
 		payMany,
 		deployJetton,
+		placeJetton,
 		mint,
 		jettonTransfer,
 		forgedNotification,

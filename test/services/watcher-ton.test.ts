@@ -8,9 +8,6 @@
  */
 import { Address, beginCell, internal, toNano } from "@ton/core";
 import { WalletContractV4 } from "@ton/ton";
-import { createShardAccount } from "@ton/sandbox";
-import { JettonMinter } from "@ton-community/assets-sdk/dist/jetton/JettonMinter";
-import { internalOnchainContentToCell } from "@ton-community/assets-sdk/dist/utils";
 import { CATALOGUE, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startTonNode, type Jetton, type TestWallet, type TonNode } from "../helpers/ton-node";
 import { rawAddress, type TxRecord } from "../helpers/ton-facade";
@@ -45,11 +42,8 @@ describe("TON watcher on the sandbox-backed test node", () => {
 	beforeAll(async () => {
 		ton = await startTonNode();
 		payer = await ton.wallet({ balance: toNano("10000") });
-		// The reference minter at the catalogue's USDT master address, its admin a funded wallet.
-		const admin = await ton.wallet({ balance: toNano("100") });
-		const minter = JettonMinter.createFromConfig({ admin: admin.address, content: internalOnchainContentToCell({ name: "Tether USD", symbol: "USDT", decimals: "6" }) });
-		await ton.facade.exclusive(() => ton.facade.blockchain.setShardAccount(USDT_MASTER, createShardAccount({ address: USDT_MASTER, code: minter.init!.code!, data: minter.init!.data!, balance: toNano("1"), workchain: 0 })));
-		usdt = { master: USDT_MASTER, admin, symbol: "USDT", decimals: 6 };
+		// The reference minter at the catalogue's USDT master address.
+		usdt = await ton.placeJetton(USDT_MASTER, { name: "Tether USD", symbol: "USDT", decimals: 6 });
 		lookalike = await ton.deployJetton({ symbol: "USDT", decimals: 6 });
 		await ton.mint(usdt, payer.address, 1_000_000_000n);
 		await ton.mint(lookalike, payer.address, 1_000_000_000n);
