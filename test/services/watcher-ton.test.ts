@@ -22,11 +22,11 @@ const TON = tokenIdFor("ton", "TON");
 const USDT = tokenIdFor("ton", "USDT");
 const USDT_MASTER = Address.parse(CATALOGUE.find(n => n.slug === "ton")!.tokens.find(t => t.symbol === "USDT")!.contractAddress!);
 
-/** The watcher's key of the deposit's transaction in a trace: its hash as hex. */
-function depositTxHash(txs: TxRecord[], deposit: string): string {
-	const raw = rawAddress(Address.parse(deposit));
+/** The watcher's key of an account's (a deposit's, a jetton wallet's) transaction in a trace: its hash as hex. */
+function depositTxHash(txs: TxRecord[], account: string | Address): string {
+	const raw = rawAddress(typeof account === "string" ? Address.parse(account) : account);
 	const tx = txs.find(t => t.account === raw);
-	if (!tx) throw new Error(`no transaction of ${deposit} in the trace`);
+	if (!tx) throw new Error(`no transaction of ${account.toString()} in the trace`);
 	return Buffer.from(tx.hash, "base64").toString("hex");
 }
 
@@ -110,15 +110,56 @@ describe("TON watcher on the sandbox-backed test node", () => {
 		await ton.seal();
 		await until("USDT completed", async () => (await getTx(c.txId)).status === "completed");
 		// The look-alike's notification is no USDT; the 0.01 TON it carried (its forward amount) did
-		// arrive and is recorded as TON, apart from the USDT received. The real notification's
-		// forward TON is not a payment.
+		// arrive and is recorded as TON, apart from the USDT received. The USDT is credited once, keyed
+		// by the deposit's jetton wallet's transaction; the real notification (and its forward TON)
+		// credits nothing more.
+		const wallet = await ton.jettonWalletAddress(usdt, owner);
+		expect(real.txs.some(t => t.account === rawAddress(owner))).toBe(true);
 		const rows = await node.app.models.TransactionCredit.findAll({ where: { transactionId: c.txId }, order: [["id", "ASC"]] });
 		expect(rows.map(r => [r.txHash, r.tokenId, r.amount])).toEqual([
 			[depositTxHash(fake.txs, c.address), TON, "0.01"],
-			[depositTxHash(real.txs, c.address), USDT, "2"],
+			[depositTxHash(real.txs, wallet), USDT, "2"],
 		]);
 		expect((await getTx(c.txId)).amountReceived).toBe("2");
 		expect(await ton.jettonBalance(usdt, owner)).toBe(2_000_000n);
+	});
+
+	it("credits USDT sent without a notification (forward_ton_amount 0) once, at the deposit's jetton wallet", async () => {
+		const c = await checkout("4", USDT, "usdt");
+		const owner = Address.parse(c.address);
+		const sent = await ton.jettonTransfer(payer, usdt, owner, 4_000_000n, { forwardTonAmount: 0n });
+		const seqno = await ton.seal();
+		// No transfer_notification: the deposit itself has no transaction at all.
+		expect(sent.txs.some(t => t.account === rawAddress(owner))).toBe(false);
+		const wallet = await ton.jettonWalletAddress(usdt, owner);
+		await until("USDT completed", async () => (await getTx(c.txId)).status === "completed");
+		await cursorAt(seqno);
+		expect(await credits(c.txId)).toEqual([[depositTxHash(sent.txs, wallet), "4"]]);
+		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "4", status: "completed" });
+		expect(await ton.jettonBalance(usdt, owner)).toBe(4_000_000n);
+	});
+
+	it("credits USDT with a notification exactly once, the notification sealed in a later block than the jetton wallet's credit", async () => {
+		const c = await checkout("5", USDT, "usdt");
+		const owner = Address.parse(c.address);
+		const wallet = await ton.jettonWalletAddress(usdt, owner);
+		ton.setHopBlocks(1);
+		let sent: Awaited<ReturnType<TonNode["jettonTransfer"]>>;
+		let last: number;
+		try {
+			sent = await ton.jettonTransfer(payer, usdt, owner, 5_000_000n, { forwardTonAmount: toNano("0.05") });
+			last = await ton.settle();
+		} finally {
+			ton.setHopBlocks(0);
+		}
+		const at = (account: Address) => sent.txs.find(t => t.account === rawAddress(account))!;
+		expect(at(owner).mcSeqno!).toBeGreaterThan(at(wallet).mcSeqno!);
+		await cursorAt(last);
+		await until("USDT completed", async () => (await getTx(c.txId)).status === "completed");
+		// Both transactions were read (the cursor passed the last block); one credit, the wallet's.
+		const rows = await node.app.models.TransactionCredit.findAll({ where: { transactionId: c.txId } });
+		expect(rows.map(r => [r.txHash, r.tokenId, r.amount])).toEqual([[depositTxHash(sent.txs, wallet), USDT, "5"]]);
+		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "5", status: "completed" });
 	});
 
 	it("credits no USDT from a transfer_notification forged by a plain wallet claiming a real sender", async () => {

@@ -4,9 +4,11 @@
  * its v3 API (RPC_URL_<SLUG>, key RPC_API_KEY_<SLUG>; environment or .env) and prints what the
  * watcher would detect there, with the watcher's own parser (lib/chains/ton/transactions.ts) and
  * the catalogue's jetton masters: per block, its transactions and the payments found. With
- * --address, jetton notifications to those addresses are checked against the trusted master's
- * get_wallet_address exactly as the watcher does; without it every account counts and
- * notifications are listed unverified (checking each would cost a get-method call per sender).
+ * --address, jettons are found as the watcher finds them: at each address's jetton wallet under the
+ * catalogue's master (an accepted internal_transfer; lib/chains/ton/jetton-wallets.ts), a
+ * notification from that wallet not counted again, one from any other source only its TON; without
+ * it every account counts, no jetton wallet is known, and notifications are listed unverified (a
+ * jetton transfer sent without a notification is then not listed).
  * Reads only; no database.
  */
 import { Address } from "@ton/core";
@@ -69,27 +71,44 @@ export async function runTonChainCheck(req: TonChainCheckRequest, out: (line: st
 	const from = Math.max(0, head.number - req.blocks + 1);
 	out(`${req.network.slug}: last masterchain block ${head.number}; reading ${head.number - from + 1} block(s) ${from}..${head.number}; looking for ${wanted ? `${wanted.size} address(es)` : "payments to any account"} in ${req.network.tokens.map(t => t.symbol + (t.isNative ? "" : ` (${t.contractAddress})`)).join(", ")}`);
 	const report: TonChainCheckReport = { lastSeqno: head.number, blocks: [], payments: [] };
-	for (const ref of await source.blocks(from, head.number)) {
-		const txs = await source.blockTransactions(ref.number);
-		const found = candidates(txs, wanted ? raw => wanted.has(raw) : () => true, jettons.length > 0);
-		const before = report.payments.length;
-		for (const c of found) {
-			const account = wanted?.get(c.account) ?? c.account;
-			const at = { seqno: ref.number, txHash: c.txHash, account };
-			if (c.kind === "ton") {
-				report.payments.push({ ...at, symbol: native.symbol, amount: fromBaseUnits(c.amount.toString(), native.decimals), verified: true });
-				continue;
-			}
-			let match: (typeof jettons)[number] | undefined;
-			if (wanted) {
-				for (const j of jettons) if ((await source.jettonWallet(j.raw, c.account)) === c.jettonWallet) match = j;
-				if (!match) {
-					if (c.tonValue > 0n) report.payments.push({ ...at, symbol: native.symbol, amount: fromBaseUnits(c.tonValue.toString(), native.decimals), verified: true });
-					continue;
+	// With --address, each address's jetton wallet under each catalogue master, found as the watcher finds it.
+	const wallets = new Map<string, { owner: string; token: (typeof jettons)[number]["token"] }>();
+	if (wanted) {
+		for (const j of jettons) {
+			for (const [owner, address] of wanted) {
+				try {
+					wallets.set(await source.jettonWallet(j.raw, owner), { owner, token: j.token });
+				} catch (err) {
+					// A check, not the watcher: say what cannot be listed and go on with the rest.
+					out(`${j.token.symbol}: the jetton wallet of ${address} under ${j.token.contractAddress} is unknown (${(err as Error).message}); its ${j.token.symbol} payments are not listed`);
 				}
 			}
-			const token = (match ?? jettons[0]).token;
-			report.payments.push({ ...at, symbol: match ? token.symbol : `jetton from ${c.jettonWallet}`, amount: match ? fromBaseUnits(c.amount.toString(), token.decimals) : `${c.amount} base units`, verified: !!match });
+		}
+	}
+	for (const ref of await source.blocks(from, head.number)) {
+		const txs = await source.blockTransactions(ref.number);
+		const found = candidates(txs, wanted ? raw => wanted.has(raw) : () => true, jettons.length > 0, wanted ? raw => wallets.has(raw) : undefined);
+		const before = report.payments.length;
+		for (const c of found) {
+			const at = { seqno: ref.number, txHash: c.txHash };
+			if (c.kind === "jetton") {
+				// Only with --address: an internal_transfer the deposit's trusted jetton wallet accepted.
+				const w = wallets.get(c.account)!;
+				report.payments.push({ ...at, account: wanted!.get(w.owner)!, symbol: w.token.symbol, amount: fromBaseUnits(c.amount.toString(), w.token.decimals), verified: true });
+				continue;
+			}
+			const account = wanted?.get(c.account) ?? c.account;
+			if (c.kind === "ton") {
+				report.payments.push({ ...at, account, symbol: native.symbol, amount: fromBaseUnits(c.amount.toString(), native.decimals), verified: true });
+				continue;
+			}
+			if (wanted) {
+				// The trusted wallet's notification: that payment is counted at the wallet (above). Any other: its TON only.
+				if (wallets.get(c.jettonWallet)?.owner === c.account) continue;
+				if (c.tonValue > 0n) report.payments.push({ ...at, account, symbol: native.symbol, amount: fromBaseUnits(c.tonValue.toString(), native.decimals), verified: true });
+				continue;
+			}
+			report.payments.push({ ...at, account, symbol: `jetton from ${c.jettonWallet}`, amount: `${c.amount} base units`, verified: false });
 		}
 		const mine = report.payments.slice(before);
 		report.blocks.push({ seqno: ref.number, hash: ref.hash, transactions: txs.length, payments: mine.length });

@@ -12,15 +12,20 @@
  * - Catch-up in bounded ranges: at most MAX_BLOCKS_PER_READ masterchain blocks per step.
  * - Matching in memory: deposit addresses are held as raw `0:hex` keys (a Map: 100,000 addresses
  *   cost nothing per lookup); what counts as a payment is lib/chains/ton/transactions.ts.
- * - Jettons: a transfer_notification counts only when its source is the jetton wallet that the
- *   catalogue's (trusted) jetton master returns from `get_wallet_address` for that deposit
- *   (runGetMethod, cached per (master, owner): the answer never changes). A look-alike master's
- *   wallets give other addresses, so their notifications are never jetton payments.
+ * - Jettons: credited where they arrive, at each deposit's jetton wallet under the catalogue's
+ *   (trusted) master (lib/chains/ton/jetton-wallets.ts: computed from the master's wallet code with
+ *   a layout checked against its get_wallet_address, or asked of it): an internal_transfer that
+ *   wallet accepted is the payment, with or without a transfer_notification to the owner. The
+ *   notification from that wallet credits nothing more; one from any other source (a look-alike
+ *   master's wallet, a forger) credits only the TON it carried.
  */
-import { Address, beginCell, Cell } from "@ton/core";
+import { Address } from "@ton/core";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery, WatchedToken } from "../source";
 import { createTonApi, type TonApi } from "./api";
-import { candidates, hashHex, rawKey, type TonCandidate, type V3Transaction } from "./transactions";
+import { JettonWallets } from "./jetton-wallets";
+import { candidates, hashHex, rawKey, type V3Transaction } from "./transactions";
+
+export { stackAddress } from "./jetton-wallets";
 
 /** Masterchain blocks read per step at most. */
 export const MAX_BLOCKS_PER_READ = 16;
@@ -28,7 +33,7 @@ export const MAX_BLOCKS_PER_READ = 16;
 export const TX_PAGE = 256;
 /** Requests in flight at once while a range is read. */
 const READ_CONCURRENCY = 4;
-/** (master, owner) -> jetton wallet answers kept; never wrong, only refetched once dropped. */
+/** (master, owner) -> jetton wallet answers kept; never wrong, only recomputed (or refetched) once dropped. */
 const WALLET_CACHE = 500_000;
 
 const MASTERCHAIN = -1;
@@ -49,7 +54,7 @@ export interface TonSourceOptions {
 	apiKey?: string | null;
 	timeoutMs: number;
 	isTestnet: boolean;
-	logger?: { warn(...args: unknown[]): void };
+	logger?: { info?(...args: unknown[]): void; warn(...args: unknown[]): void };
 	/** For tests: an API client to use instead of one over apiUrl. */
 	api?: TonApi;
 }
@@ -76,27 +81,18 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 	return out;
 }
 
-/** The address in a get-method stack entry (`{type: "slice"|"cell", value: base64 BOC}`). */
-export function stackAddress(entry: unknown): string | null {
-	const e = entry as { type?: string; value?: unknown } | null;
-	if (!e || (e.type !== "slice" && e.type !== "cell") || typeof e.value !== "string") return null;
-	try {
-		const a = Cell.fromBase64(e.value).beginParse().loadMaybeAddress();
-		return a ? a.toRawString() : null;
-	} catch {
-		return null;
-	}
-}
-
 export class TonSource implements ChainSource {
 	readonly api: TonApi;
-	private readonly wallets = new Map<string, string>();
+	private readonly jettonWallets: JettonWallets;
+	/** Watched jetton wallet (raw) -> its deposit owner (raw) and token, for the deposit index and masters it was built from. */
+	private walletIndex: { byRaw: Map<string, string>; masters: string; wallets: Map<string, { owner: string; token: WatchedToken }> } | null = null;
 	/** canonical deposit address -> raw key, kept across steps (parsing 100,000 addresses once, not per step). */
 	private readonly rawOf = new Map<string, string>();
 	private depositIndex: { set: ReadonlySet<string>; size: number; byRaw: Map<string, string> } | null = null;
 
 	constructor(private readonly opts: TonSourceOptions) {
 		this.api = opts.api ?? createTonApi({ baseUrl: opts.apiUrl, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs });
+		this.jettonWallets = new JettonWallets({ api: this.api, logger: opts.logger, cacheSize: WALLET_CACHE });
 	}
 
 	private async header(seqno: number): Promise<V3Block | null> {
@@ -174,25 +170,21 @@ export class TonSource implements ChainSource {
 		return byRaw;
 	}
 
-	/** The jetton wallet `master` computes for `owner` (raw keys), from get_wallet_address; cached. */
-	async jettonWallet(master: string, owner: string): Promise<string> {
-		const key = `${master}|${owner}`;
-		const known = this.wallets.get(key);
-		if (known) return known;
-		const ownerSlice = beginCell().storeAddress(Address.parseRaw(owner)).endCell().toBoc().toString("base64");
-		const r = await this.api.post<{ exit_code: number; stack: unknown[] }>("runGetMethod", { address: master, method: "get_wallet_address", stack: [{ type: "slice", value: ownerSlice }] });
-		if (Number(r.exit_code) !== 0) throw new Error(`get_wallet_address on jetton master ${master} exited with code ${r.exit_code}`);
-		const wallet = stackAddress(r.stack?.[0]);
-		if (!wallet) throw new Error(`get_wallet_address on jetton master ${master} returned no address`);
-		if (this.wallets.size >= WALLET_CACHE) this.wallets.delete(this.wallets.keys().next().value!);
-		this.wallets.set(key, wallet);
-		return wallet;
+	/** The jetton wallet `master` gives `owner` (raw keys): computed with a verified layout or asked of the master; cached. */
+	jettonWallet(master: string, owner: string): Promise<string> {
+		return this.jettonWallets.walletOf(master, owner);
 	}
 
-	/** The watched jetton whose trusted master's wallet for `owner` is `jettonWallet`, or null. */
-	private async trustedJetton(c: Extract<TonCandidate, { kind: "jetton" }>, masters: ReadonlyArray<{ raw: string; token: WatchedToken }>): Promise<WatchedToken | null> {
-		for (const m of masters) if ((await this.jettonWallet(m.raw, c.account)) === c.jettonWallet) return m.token;
-		return null;
+	/** Every deposit's jetton wallet under each trusted master, rebuilt only when the deposits or masters changed (new deposits computed, known ones from the cache). */
+	private async watchedWallets(byRaw: Map<string, string>, masters: ReadonlyArray<{ raw: string; token: WatchedToken }>): Promise<Map<string, { owner: string; token: WatchedToken }>> {
+		const key = masters.map(m => `${m.raw}=${m.token.tokenId}`).join(",");
+		const idx = this.walletIndex;
+		if (idx && idx.byRaw === byRaw && idx.masters === key) return idx.wallets;
+		const owners = [...byRaw.keys()];
+		const wallets = new Map<string, { owner: string; token: WatchedToken }>();
+		for (const m of masters) for (const [owner, wallet] of await this.jettonWallets.walletsOf(m.raw, owners)) wallets.set(wallet, { owner, token: m.token });
+		this.walletIndex = { byRaw, masters: key, wallets };
+		return wallets;
 	}
 
 	/** Payments to the addresses in masterchain blocks fromBlock..toBlock (each block read in full, paged). */
@@ -207,6 +199,7 @@ export class TonSource implements ChainSource {
 				return [];
 			}
 		});
+		const wallets = masters.length > 0 ? await this.watchedWallets(byRaw, masters) : new Map<string, { owner: string; token: WatchedToken }>();
 		const seqnos: number[] = [];
 		for (let s = query.fromBlock; s <= query.toBlock; s++) seqnos.push(s);
 		const perBlock = await mapLimit(seqnos, READ_CONCURRENCY, async seqno => {
@@ -216,24 +209,27 @@ export class TonSource implements ChainSource {
 				if (!b) throw new TonBlockUnavailableError(seqno, "not served yet");
 				hash = hashHex(b.root_hash);
 			}
-			return { seqno, hash, found: candidates(await this.blockTransactions(seqno), raw => byRaw.has(raw), masters.length > 0) };
+			return { seqno, hash, found: candidates(await this.blockTransactions(seqno), raw => byRaw.has(raw), masters.length > 0, raw => wallets.has(raw)) };
 		});
 		const out: ChainTransfer[] = [];
 		for (const { seqno, hash, found } of perBlock) {
 			for (const c of found) {
-				const toAddress = byRaw.get(c.account)!;
-				const at = { networkId: this.opts.networkId, txHash: c.txHash, logIndex: 0, toAddress, blockNumber: seqno, blockHash: hash };
+				const at = { networkId: this.opts.networkId, txHash: c.txHash, logIndex: 0, blockNumber: seqno, blockHash: hash };
 				if (c.kind === "jetton") {
-					const token = await this.trustedJetton(c, masters);
-					if (token) {
-						out.push({ ...at, tokenId: token.tokenId, amount: c.amount.toString() });
-						continue;
-					}
-					// Not from a trusted jetton wallet: only the TON it carried is real.
-					if (native && c.tonValue > 0n) out.push({ ...at, tokenId: native.tokenId, amount: c.tonValue.toString() });
+					// Keyed by the jetton wallet's transaction, reported to its owner: the one credit of this payment.
+					const w = wallets.get(c.account)!;
+					out.push({ ...at, toAddress: byRaw.get(w.owner)!, tokenId: w.token.tokenId, amount: c.amount.toString() });
 					continue;
 				}
-				if (native) out.push({ ...at, tokenId: native.tokenId, amount: c.amount.toString() });
+				const toAddress = byRaw.get(c.account)!;
+				if (c.kind === "notification") {
+					// From the owner's trusted jetton wallet: the echo of a payment counted at that wallet.
+					if (wallets.get(c.jettonWallet)?.owner === c.account) continue;
+					// From anything else: only the TON it carried is real.
+					if (native && c.tonValue > 0n) out.push({ ...at, toAddress, tokenId: native.tokenId, amount: c.tonValue.toString() });
+					continue;
+				}
+				if (native) out.push({ ...at, toAddress, tokenId: native.tokenId, amount: c.amount.toString() });
 			}
 		}
 		return out;
@@ -241,6 +237,7 @@ export class TonSource implements ChainSource {
 
 	async close(): Promise<void> {
 		this.depositIndex = null;
+		this.walletIndex = null;
 	}
 }
 

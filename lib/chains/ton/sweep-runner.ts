@@ -23,7 +23,7 @@
  * and a deposit is swept again only after its previous message's validUntil has passed (a
  * destroyed wallet at seqno 0 would accept that message again until then).
  */
-import { Address, beginCell } from "@ton/core";
+import { Address } from "@ton/core";
 import { mnemonicToPrivateKey, mnemonicValidate } from "@ton/crypto";
 import { Op, type Sequelize } from "sequelize";
 import type { Models } from "../../../models";
@@ -36,7 +36,7 @@ import { Reservations } from "../../sweeps/reservations";
 import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
 import { LeaseLostError } from "../../watchers/store";
 import type { TonApi } from "./api";
-import { stackAddress } from "./source";
+import { getWalletAddress } from "./jetton-wallets";
 import * as ton from "./sweep";
 
 export interface TonSweeperSettings extends ProofRule {
@@ -173,10 +173,7 @@ export class TonSweepRunner {
 		const key = `${raw(master)}|${raw(owner)}`;
 		const known = this.jettonWallets.get(key);
 		if (known) return known;
-		const ownerSlice = beginCell().storeAddress(Address.parseRaw(raw(owner))).endCell().toBoc().toString("base64");
-		const r = await this.deps.api.post<{ exit_code: number; stack: unknown[] }>("runGetMethod", { address: raw(master), method: "get_wallet_address", stack: [{ type: "slice", value: ownerSlice }] });
-		const wallet = Number(r.exit_code) === 0 ? stackAddress(r.stack?.[0]) : null;
-		if (!wallet) throw new Error(`get_wallet_address on jetton master ${master} failed (exit code ${r.exit_code})`);
+		const wallet = await getWalletAddress(this.deps.api, raw(master), raw(owner));
 		this.jettonWallets.set(key, wallet);
 		return wallet;
 	}

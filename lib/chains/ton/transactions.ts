@@ -11,15 +11,22 @@
  *   other aborted or failed transaction is not a payment (the value bounced, or the outcome is
  *   not one a payment page promises).
  * - TON: the inbound message's value (nanotons, exact decimal string) to a deposit address.
- * - Jettons: a transfer_notification (op 0x7362d09c) to a deposit owner; its amount is read
- *   from the body. Whether its SOURCE is the jetton wallet the trusted master computes for that
- *   owner is the source's check (lib/chains/ton/source.ts): this module only proposes.
+ * - Jettons: an internal_transfer (op 0x178d4519) that a watched jetton wallet (one a trusted
+ *   master gives a deposit: the source's list, lib/chains/ton/source.ts) accepted in a
+ *   transaction that fully succeeded (not aborted, compute and action phases succeeded, no bounce;
+ *   never the undeployed-account case above): the amount is read from its body. This is the
+ *   jetton payment, seen whether or not the sender asked for a notification.
+ * - A transfer_notification (op 0x7362d09c) to a deposit owner is proposed with its source and the
+ *   TON it carried: from the owner's trusted jetton wallet it is the echo of a payment already
+ *   counted at that wallet; from anything else only its TON is real (the source decides).
  *
  * Addresses in v3 answers are raw (`0:ABCD...`, upper case); they are compared lower-cased.
  */
 import { Cell } from "@ton/core";
 
 export const OP_TRANSFER_NOTIFICATION = 0x7362d09c;
+/** TEP-74 internal_transfer: what a jetton wallet receives from its master (mint) or a sibling wallet. */
+export const OP_INTERNAL_TRANSFER = 0x178d4519;
 
 /** The fields of a v3 message this module reads (ton-index-go models.Message). */
 export interface V3Message {
@@ -55,8 +62,10 @@ export interface V3Transaction {
 
 export type TonCandidate =
 	| { kind: "ton"; txHash: string; lt: string; mcSeqno: number; account: string; amount: bigint }
-	/** `tonValue`: the message's TON value, a TON payment only if the notification is not a trusted one. */
-	| { kind: "jetton"; txHash: string; lt: string; mcSeqno: number; account: string; jettonWallet: string; amount: bigint; tonValue: bigint };
+	/** A transfer_notification to a deposit: `tonValue` is the message's TON, a TON payment only if `jettonWallet` (its source) is not the deposit's trusted one. */
+	| { kind: "notification"; txHash: string; lt: string; mcSeqno: number; account: string; jettonWallet: string; amount: bigint; tonValue: bigint }
+	/** Jettons credited at a watched jetton wallet (`account`) by an internal_transfer of `amount`. */
+	| { kind: "jetton"; txHash: string; lt: string; mcSeqno: number; account: string; amount: bigint };
 
 /** A v3 hash (base64, standard or url-safe) as lower-case hex: the watcher's txHash / blockHash form. */
 export function hashHex(hash: string): string {
@@ -99,11 +108,11 @@ function opcodeOf(msg: V3Message): number | null {
 	return Number.isFinite(n) ? n >>> 0 : null;
 }
 
-/** The jetton amount of a transfer_notification body (op, query_id, amount, ...); null when it is not one. */
-export function notificationAmount(bodyBoc: string): bigint | null {
+/** The jetton amount of a body `op query_id:uint64 amount:Coins ...` (transfer_notification, internal_transfer); null when its op is not `op`. */
+function jettonAmount(bodyBoc: string, op: number): bigint | null {
 	try {
 		const s = Cell.fromBase64(bodyBoc).beginParse();
-		if (s.loadUint(32) !== OP_TRANSFER_NOTIFICATION) return null;
+		if (s.loadUint(32) !== op) return null;
 		s.loadUintBig(64);
 		return s.loadCoins();
 	} catch {
@@ -111,28 +120,55 @@ export function notificationAmount(bodyBoc: string): bigint | null {
 	}
 }
 
+/** The jetton amount of a transfer_notification body (op, query_id, amount, ...); null when it is not one. */
+export function notificationAmount(bodyBoc: string): bigint | null {
+	return jettonAmount(bodyBoc, OP_TRANSFER_NOTIFICATION);
+}
+
+/** The jetton amount of an internal_transfer body (op, query_id, amount, from, ...); null when it is not one. */
+export function internalTransferAmount(bodyBoc: string): bigint | null {
+	return jettonAmount(bodyBoc, OP_INTERNAL_TRANSFER);
+}
+
+/** Whether a transaction fully succeeded: its state change and messages stand (the jetton wallet's credit). */
+function succeeded(tx: V3Transaction): boolean {
+	const d = tx.description;
+	return rejection(tx) === null && d.aborted === false && d.compute_ph?.skipped === false && d.compute_ph.success === true && (!d.action || d.action.success === true);
+}
+
 /**
  * Payment candidates among `txs` for the deposit accounts (`isDeposit` on raw lower-case
- * addresses). `watchJettons`: whether any jetton is watched (notifications are proposed only then).
- * A transfer_notification is proposed as a jetton payment with its TON value aside: from the
- * trusted jetton wallet it is the jetton payment only (the TON is the sender's forward amount);
- * from any other source the jetton part is worthless and the TON value, which did arrive, is a
- * TON payment like any other (the source decides: lib/chains/ton/source.ts).
+ * addresses) and the watched jetton wallets (`isJettonWallet`, the same keys; none when omitted).
+ * `watchJettons`: whether any jetton is watched (notifications are proposed only then).
+ * A jetton payment is the internal_transfer a watched jetton wallet accepted (kind "jetton", keyed
+ * by the wallet's transaction). A transfer_notification to a deposit is proposed apart (kind
+ * "notification") with its TON value: from the deposit's trusted jetton wallet it is the echo of
+ * that payment and credits nothing (its TON is the sender's forward amount); from any other source
+ * the jetton part is worthless and the TON value, which did arrive, is a TON payment like any
+ * other (the source decides: lib/chains/ton/source.ts).
  */
-export function candidates(txs: readonly V3Transaction[], isDeposit: (raw: string) => boolean, watchJettons: boolean): TonCandidate[] {
+export function candidates(txs: readonly V3Transaction[], isDeposit: (raw: string) => boolean, watchJettons: boolean, isJettonWallet?: (raw: string) => boolean): TonCandidate[] {
 	const out: TonCandidate[] = [];
 	for (const tx of txs) {
 		const account = rawKey(tx.account);
-		if (!account || !isDeposit(account) || !tx.in_msg) continue;
+		if (!account || !tx.in_msg) continue;
 		if (rawKey(tx.in_msg.destination) !== account) continue;
-		if (rejection(tx) !== null) continue;
 		const msg = tx.in_msg;
+		if (isJettonWallet?.(account)) {
+			// A jetton wallet's credit stands only if the whole transaction did (a failed one bounced it back).
+			if (!msg.message_content?.body || !succeeded(tx)) continue;
+			const amount = internalTransferAmount(msg.message_content.body);
+			if (amount !== null && amount > 0n) out.push({ kind: "jetton", txHash: hashHex(tx.hash), lt: String(tx.lt), mcSeqno: tx.mc_block_seqno, account, amount });
+			continue;
+		}
+		if (!isDeposit(account)) continue;
+		if (rejection(tx) !== null) continue;
 		const base = { txHash: hashHex(tx.hash), lt: String(tx.lt), mcSeqno: tx.mc_block_seqno, account };
 		const value = /^\d{1,40}$/.test(msg.value ?? "") ? BigInt(msg.value!) : 0n;
 		if (watchJettons && opcodeOf(msg) === OP_TRANSFER_NOTIFICATION) {
 			const amount = msg.message_content?.body ? notificationAmount(msg.message_content.body) : null;
 			if (amount !== null && amount > 0n) {
-				out.push({ kind: "jetton", ...base, jettonWallet: rawKey(msg.source)!, amount, tonValue: value });
+				out.push({ kind: "notification", ...base, jettonWallet: rawKey(msg.source)!, amount, tonValue: value });
 				continue;
 			}
 		}

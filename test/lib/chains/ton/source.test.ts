@@ -5,12 +5,13 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { Address, beginCell } from "@ton/core";
+import { Address, beginCell, Cell } from "@ton/core";
+import { JettonWallet } from "@ton-community/assets-sdk/dist/jetton/JettonWallet";
 import fixture from "../../../fixtures/toncenter-v3/traces-cookbook.json";
 import runGetMethod from "../../../fixtures/toncenter-v3/run-get-method.json";
 import { createTonApi, TonApiError, TonApiUnavailableError, type TonApi } from "../../../../lib/chains/ton/api";
 import { MAX_BLOCKS_PER_READ, stackAddress, TonSource, TX_PAGE } from "../../../../lib/chains/ton/source";
-import { hashHex, OP_TRANSFER_NOTIFICATION, type V3Transaction } from "../../../../lib/chains/ton/transactions";
+import { hashHex, OP_INTERNAL_TRANSFER, OP_TRANSFER_NOTIFICATION, type V3Transaction } from "../../../../lib/chains/ton/transactions";
 
 const SEQNO = 52372896;
 const rootHash = (seqno: number) => Buffer.alloc(32, seqno % 251).toString("base64");
@@ -28,20 +29,33 @@ const TOKENS = [
 	{ tokenId: "usdt", contractAddress: MASTER.toString(), decimals: 6 },
 ];
 
-function notification(fromWallet: Address, amount: bigint, hashByte: number): V3Transaction {
+function notification(fromWallet: Address, amount: bigint, hashByte: number, op = OP_TRANSFER_NOTIFICATION): V3Transaction {
 	const tx = plainTx();
 	tx.hash = Buffer.alloc(32, hashByte).toString("base64");
 	tx.in_msg!.source = fromWallet.toRawString().toUpperCase();
-	tx.in_msg!.opcode = "0x" + OP_TRANSFER_NOTIFICATION.toString(16);
+	tx.in_msg!.opcode = "0x" + op.toString(16);
 	tx.in_msg!.value = "1";
-	const body = beginCell().storeUint(OP_TRANSFER_NOTIFICATION, 32).storeUint(0, 64).storeCoins(amount).storeAddress(Address.parseRaw("0:" + "cd".repeat(32))).storeBit(false).endCell();
+	const body = beginCell().storeUint(op, 32).storeUint(0, 64).storeCoins(amount).storeAddress(Address.parseRaw("0:" + "cd".repeat(32))).storeBit(false).endCell();
 	tx.in_msg!.message_content = { hash: null, body: body.toBoc().toString("base64"), decoded: null };
 	return tx;
 }
 
-/** A scripted v3 API: masterchain blocks up to `last`, transactions per block, get_wallet_address of the two masters. */
-function scriptedApi(opts: { last: number; txs: Map<number, V3Transaction[]> }) {
-	const calls: Array<{ path: string; query?: Record<string, unknown>; body?: unknown }> = [];
+/** The internal_transfer `wallet` accepted (the documented transfer moved to that account). */
+function internalTransfer(wallet: Address, amount: bigint, hashByte: number): V3Transaction {
+	const tx = notification(Address.parseRaw("0:" + "ef".repeat(32)), amount, hashByte, OP_INTERNAL_TRANSFER);
+	tx.account = wallet.toRawString().toUpperCase();
+	tx.in_msg!.destination = tx.account;
+	return tx;
+}
+
+/**
+ * A scripted v3 API: masterchain blocks up to `last`, transactions per block, and the masters' get
+ * methods: by default get_jetton_data gives a wallet code that no known layout turns into the
+ * scripted get_wallet_address answers (WALLET_OF: any owner gets its master's one wallet), so
+ * every deposit's wallet is asked; `walletOf` / `walletCode` script a master whose layout is known.
+ */
+function scriptedApi(opts: { last: number; txs: Map<number, V3Transaction[]>; walletOf?: (master: Address, owner: Address) => Address; walletCode?: Cell }) {
+	const calls: Array<{ path: string; query?: Record<string, unknown>; body?: unknown; owner?: string }> = [];
 	const api: TonApi = {
 		async get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T> {
 			calls.push({ path, query });
@@ -59,14 +73,19 @@ function scriptedApi(opts: { last: number; txs: Map<number, V3Transaction[]> }) 
 			throw new Error(`unexpected GET ${path}`);
 		},
 		async post<T>(path: string, body: unknown): Promise<T> {
-			calls.push({ path, body });
 			const b = body as { address: string; method: string; stack: Array<{ type: string; value: string }> };
 			expect(path).toBe("runGetMethod");
-			expect(b.method).toBe("get_wallet_address");
 			const master = Address.parse(b.address);
-			const owner = (await import("@ton/core")).Cell.fromBase64(b.stack[0].value).beginParse().loadAddress();
-			expect(owner.toRawString()).toBe(DEPOSIT_RAW);
-			const wallet = beginCell().storeAddress(WALLET_OF(master)).endCell().toBoc().toString("base64");
+			const cell = (c: Cell) => ({ type: "cell", value: c.toBoc().toString("base64") });
+			if (b.method === "get_jetton_data") {
+				calls.push({ path, body });
+				const code = opts.walletCode ?? beginCell().storeUint(0xdead, 16).endCell();
+				return { gas_used: 1, exit_code: 0, stack: [{ type: "num", value: "0x1" }, { type: "num", value: "-0x1" }, cell(beginCell().endCell()), cell(beginCell().endCell()), cell(code)] } as T;
+			}
+			expect(b.method).toBe("get_wallet_address");
+			const owner = Cell.fromBase64(b.stack[0].value).beginParse().loadAddress();
+			calls.push({ path, body, owner: owner.toRawString() });
+			const wallet = beginCell().storeAddress((opts.walletOf ?? WALLET_OF)(master, owner)).endCell().toBoc().toString("base64");
 			return { gas_used: 1, exit_code: 0, stack: [{ type: "slice", value: wallet }] } as T;
 		},
 	};
@@ -103,20 +122,47 @@ describe("TonSource over a scripted v3 API", () => {
 		expect(found).toEqual([{ networkId: "net-ton", txHash: hashHex(PLAIN), logIndex: 0, toAddress: DEPOSIT, tokenId: "ton", amount: "543800000", blockNumber: SEQNO, blockHash: hashHex(rootHash(SEQNO)) }]);
 	});
 
-	it("credits a jetton notification only from the wallet the trusted master computes; a look-alike's is only the TON it carried", async () => {
-		const real = notification(WALLET_OF(MASTER), 25_000_000n, 1);
+	it("credits jettons at the deposit's jetton wallet under the trusted master, once; its notification nothing more; a look-alike's notification only its TON", async () => {
+		const credit = internalTransfer(WALLET_OF(MASTER), 25_000_000n, 3);
+		const echo = notification(WALLET_OF(MASTER), 25_000_000n, 1);
+		const fakeCredit = internalTransfer(WALLET_OF(LOOKALIKE_MASTER), 1_000_000_000n, 4);
 		const fake = notification(WALLET_OF(LOOKALIKE_MASTER), 1_000_000_000n, 2);
-		const { api, calls } = scriptedApi({ last: SEQNO, txs: new Map([[SEQNO, [real, fake]]]) });
+		const { api, calls } = scriptedApi({ last: SEQNO, txs: new Map([[SEQNO, [credit, echo, fakeCredit, fake]]]) });
 		const s = source(api);
 		const found = await s.transfers({ fromBlock: SEQNO, toBlock: SEQNO, addresses: new Set([DEPOSIT]), tokens: TOKENS });
-		expect(found.map(f => [f.txHash, f.tokenId, f.amount])).toEqual([
-			[hashHex(real.hash), "usdt", "25000000"],
-			[hashHex(fake.hash), "ton", "1"],
+		expect(found.map(f => [f.txHash, f.toAddress, f.tokenId, f.amount])).toEqual([
+			[hashHex(credit.hash), DEPOSIT, "usdt", "25000000"],
+			[hashHex(fake.hash), DEPOSIT, "ton", "1"],
 		]);
-		// One get_wallet_address for (master, deposit), cached for the next block.
-		expect(calls.filter(c => c.path === "runGetMethod")).toHaveLength(1);
+		// No known layout reproduces the scripted answers: get_jetton_data, the two sample owners, then the deposit's own wallet; cached for the next step.
+		const getMethods = () => calls.filter(c => c.path === "runGetMethod");
+		expect(getMethods().map(c => c.owner ?? "jetton data")).toEqual(["jetton data", expect.not.stringMatching(DEPOSIT_RAW), expect.not.stringMatching(DEPOSIT_RAW), DEPOSIT_RAW]);
 		await s.transfers({ fromBlock: SEQNO, toBlock: SEQNO, addresses: new Set([DEPOSIT]), tokens: TOKENS });
-		expect(calls.filter(c => c.path === "runGetMethod")).toHaveLength(1);
+		expect(getMethods()).toHaveLength(4);
+		expect(await s.jettonWallet(MASTER.toRawString(), DEPOSIT_RAW)).toBe(WALLET_OF(MASTER).toRawString());
+	});
+
+	it("computes every deposit's jetton wallet locally once a layout reproduced the master's own answers: no get method per deposit, new deposits included", async () => {
+		// The master answers as the reference jetton does (assets-sdk's own wallet address computation).
+		const walletOf = (master: Address, owner: Address) => JettonWallet.createFromConfig({ owner, jettonMaster: master }).address;
+		const deposits = Array.from({ length: 50 }, (_, i) => Address.parseRaw("0:" + (i + 1).toString(16).padStart(64, "0")));
+		const paid = deposits[37];
+		const credit = internalTransfer(walletOf(MASTER, paid), 9_000_000n, 5);
+		const txs = new Map([[SEQNO, [credit]]]);
+		const { api, calls } = scriptedApi({ last: SEQNO, txs, walletOf, walletCode: JettonWallet.code });
+		const s = source(api);
+		const addresses = new Set(deposits.map(d => d.toString({ urlSafe: true, bounceable: false })));
+		const found = await s.transfers({ fromBlock: SEQNO, toBlock: SEQNO, addresses, tokens: TOKENS });
+		expect(found.map(f => [f.txHash, f.toAddress, f.tokenId, f.amount])).toEqual([[hashHex(credit.hash), paid.toString({ urlSafe: true, bounceable: false }), "usdt", "9000000"]]);
+		expect(calls.filter(c => c.path === "runGetMethod")).toHaveLength(3);
+		// A deposit added while running: computed on the fly, still no get method.
+		const late = Address.parseRaw("0:" + "77".repeat(32));
+		addresses.add(late.toString({ urlSafe: true, bounceable: false }));
+		const lateCredit = internalTransfer(walletOf(MASTER, late), 1_000_000n, 6);
+		txs.set(SEQNO, [lateCredit]);
+		const again = await s.transfers({ fromBlock: SEQNO, toBlock: SEQNO, addresses, tokens: TOKENS });
+		expect(again.map(f => [f.toAddress, f.amount])).toEqual([[late.toString({ urlSafe: true, bounceable: false }), "1000000"]]);
+		expect(calls.filter(c => c.path === "runGetMethod")).toHaveLength(3);
 	});
 
 	it("without the jetton in the catalogue a real notification is only its TON", async () => {

@@ -5,7 +5,7 @@
  */
 import { Address, beginCell } from "@ton/core";
 import fixture from "../../../fixtures/toncenter-v3/traces-cookbook.json";
-import { candidates, hashHex, notificationAmount, OP_TRANSFER_NOTIFICATION, rawKey, rejection, type V3Transaction } from "../../../../lib/chains/ton/transactions";
+import { candidates, hashHex, internalTransferAmount, notificationAmount, OP_INTERNAL_TRANSFER, OP_TRANSFER_NOTIFICATION, rawKey, rejection, type V3Transaction } from "../../../../lib/chains/ton/transactions";
 
 const trace = fixture.traces[0];
 const txs = Object.values(trace.transactions) as unknown as V3Transaction[];
@@ -135,9 +135,9 @@ describe("jetton transfer notifications", () => {
 		expect(notificationAmount("not a boc")).toBeNull();
 	});
 
-	it("proposes a notification as a jetton candidate naming its source wallet, with its TON value aside", () => {
+	it("proposes a notification naming its source wallet, with its TON value aside", () => {
 		expect(candidates([notification(2_500_000n)], only([PLAIN_TO]), true)).toEqual([
-			{ kind: "jetton", txHash: hashHex(PLAIN), lt: "61949829000012", mcSeqno: 52372896, account: PLAIN_TO, jettonWallet, amount: 2_500_000n, tonValue: 1n },
+			{ kind: "notification", txHash: hashHex(PLAIN), lt: "61949829000012", mcSeqno: 52372896, account: PLAIN_TO, jettonWallet, amount: 2_500_000n, tonValue: 1n },
 		]);
 	});
 
@@ -149,5 +149,49 @@ describe("jetton transfer notifications", () => {
 		const tx = notification(2_500_000n);
 		tx.in_msg!.bounced = true;
 		expect(candidates([tx], only([PLAIN_TO]), true)).toEqual([]);
+	});
+
+	// The same documented transaction turned into an internal_transfer received by a jetton wallet.
+	const WALLET = PLAIN_TO;
+	const internalTransfer = (amount: bigint) => {
+		const tx = notification(amount, OP_INTERNAL_TRANSFER);
+		tx.in_msg!.source = ("0:" + "ef".repeat(32)).toUpperCase(); // the sender's jetton wallet
+		return tx;
+	};
+	const wallets = (list: string[]) => (raw: string) => list.includes(raw);
+
+	it("decodes an internal_transfer's amount", () => {
+		expect(internalTransferAmount(body(12_345_678_901_234_567_890n, OP_INTERNAL_TRANSFER))).toBe(12_345_678_901_234_567_890n);
+		expect(internalTransferAmount(body(5n))).toBeNull();
+	});
+
+	it("proposes an internal_transfer a watched jetton wallet accepted as the jetton payment, keyed by the wallet's transaction", () => {
+		expect(candidates([internalTransfer(7_000_000n)], only([]), true, wallets([WALLET]))).toEqual([
+			{ kind: "jetton", txHash: hashHex(PLAIN), lt: "61949829000012", mcSeqno: 52372896, account: WALLET, amount: 7_000_000n },
+		]);
+		// A wallet nobody watches, or another op at a watched wallet (a transfer its owner sent, excesses): nothing.
+		expect(candidates([internalTransfer(7_000_000n)], only([]), true, wallets([]))).toEqual([]);
+		expect(candidates([notification(7_000_000n, 0x0f8a7ea5)], only([]), true, wallets([WALLET]))).toEqual([]);
+		const plain = byHash(PLAIN);
+		expect(candidates([plain], only([]), true, wallets([WALLET]))).toEqual([]);
+	});
+
+	it("an internal_transfer the wallet did not keep is nothing: bounced, aborted, failed compute or action phase, bounce phase, or left to an undeployed account", () => {
+		const variants: Array<[string, (tx: V3Transaction) => void]> = [
+			["bounced", tx => void (tx.in_msg!.bounced = true)],
+			["aborted", tx => void (tx.description.aborted = true)],
+			["compute failed", tx => void (tx.description.compute_ph = { skipped: false, success: false, exit_code: 707 })],
+			["action failed", tx => void (tx.description.action = { success: false, result_code: 37 })],
+			["bounce phase", tx => void (tx.description.bounce = { type: "ok" })],
+			["no state", tx => {
+				tx.description.aborted = true;
+				tx.description.compute_ph = { skipped: true, reason: "no_state" };
+			}],
+		];
+		for (const [name, change] of variants) {
+			const tx = internalTransfer(7_000_000n);
+			change(tx);
+			expect([name, candidates([tx], only([]), true, wallets([WALLET]))]).toEqual([name, []]);
+		}
 	});
 });
