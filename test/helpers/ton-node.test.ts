@@ -254,6 +254,40 @@ describeNode("TON test node (@ton/sandbox behind a toncenter v3 facade)", () => 
 		expect(BigInt(data.body.stack[0].value)).toBe(12_500_000n);
 	});
 
+	it("jettons with forward_ton_amount 0: the recipient's jetton wallet gets internal_transfer in its masterchain block, the owner nothing; get_jetton_data gives the wallet code", async () => {
+		const usdt = await node.deployJetton({ symbol: "USDT", decimals: 6 });
+		const customer = await node.wallet({ balance: toNano("5") });
+		await node.mint(usdt, customer.address, 100_000_000n);
+		await node.seal();
+		const deposit = await node.wallet();
+		const depositJw = await node.jettonWalletAddress(usdt, deposit.address);
+		const t = await node.jettonTransfer(customer, usdt, deposit.address, 3_000_000n, { forwardTonAmount: 0n });
+		const seqno = await node.seal();
+		const { transactions } = await txsOf(seqno);
+		expect(transactions.map(x => x.hash)).toEqual(t.txs.map(x => x.hash));
+		// No notification: the owner has no transaction; the credit is the jetton wallet's internal_transfer.
+		expect(transactions.some(x => x.account === rawAddress(deposit.address))).toBe(false);
+		const credit = transactions.find(x => x.account === rawAddress(depositJw))!;
+		expect(credit.in_msg).toMatchObject({ opcode: "0x178d4519", source: rawAddress(await node.jettonWalletAddress(usdt, customer.address)) });
+		expect(credit.description).toMatchObject({ aborted: false, compute_ph: { skipped: false, success: true }, action: { success: true } });
+		const body = Cell.fromBase64(credit.in_msg.message_content.body).beginParse();
+		expect(body.loadUint(32)).toBe(0x178d4519);
+		body.loadUintBig(64);
+		expect(body.loadCoins()).toBe(3_000_000n);
+		expect(await node.jettonBalance(usdt, deposit.address)).toBe(3_000_000n);
+
+		// get_jetton_data: total_supply, mintable, admin, content, wallet_code, as toncenter's stack entries.
+		const jd = await node.api<J>("/api/v3/runGetMethod", { address: usdt.master.toString(), method: "get_jetton_data", stack: [] });
+		expect(jd.body.exit_code).toBe(0);
+		expect(jd.body.stack.map((e: J) => e.type)).toEqual(["num", "num", "cell", "cell", "cell"]);
+		expect(BigInt(jd.body.stack[0].value)).toBe(100_000_000n);
+		const walletCode = Cell.fromBase64(jd.body.stack[4].value);
+		// The code the recipient's jetton wallet was deployed with.
+		const state = (await node.facade.exclusive(() => node.facade.blockchain.getContract(depositJw))).accountState;
+		expect(state?.type).toBe("active");
+		expect(state?.type === "active" && state.state.code?.hash().equals(walletCode.hash())).toBe(true);
+	});
+
 	it("rollback: a sealed block disappears, its seqno is re-used by different content, the emulator's accounts are as before", async () => {
 		const payer = await node.wallet({ balance: toNano("10") });
 		const a = await node.wallet();
