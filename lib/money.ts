@@ -58,17 +58,25 @@ export function normalizeDecimal(raw: unknown): string | null {
 	return toAmountString(String(raw));
 }
 
+const POW10 = new Map<number, MoneyValue>();
+/** 10^decimals, built once per token precision (a watcher converts every transfer it stores: thousands a second). */
+function pow10(decimals: number): MoneyValue {
+	let p = POW10.get(decimals);
+	if (!p) POW10.set(decimals, (p = new Money(10).pow(decimals)));
+	return p;
+}
+
 /** Token units -> base units (bigint); refuses more decimals than the token has. */
 export function toBaseUnits(amount: string, decimals: number): bigint {
 	const d = money(amount);
-	const scaled = d.mul(new Money(10).pow(decimals));
+	const scaled = d.mul(pow10(decimals));
 	if (!scaled.isInteger()) throw new RangeError(`Amount ${amount} has more than ${decimals} decimals`);
 	return BigInt(scaled.toFixed(0));
 }
 
 /** Base units -> token units string. */
 export function fromBaseUnits(units: bigint | string, decimals: number): string {
-	return toAmountString(new Money(units.toString()).div(new Money(10).pow(decimals)), decimals);
+	return toAmountString(new Money(units.toString()).div(pow10(decimals)), decimals);
 }
 
 /** Column type for money in a migration. */

@@ -29,8 +29,8 @@ export { stackAddress } from "./jetton-wallets";
 
 /** Masterchain blocks read per step at most. */
 export const MAX_BLOCKS_PER_READ = 16;
-/** Transactions per transactionsByMasterchainBlock page (the API allows up to 1,000). */
-export const TX_PAGE = 256;
+/** Transactions per transactionsByMasterchainBlock page: the most the API allows (ton-index-go's limit), so a busy block is one or two requests. */
+export const TX_PAGE = 1000;
 /** Requests in flight at once while a range is read. */
 const READ_CONCURRENCY = 4;
 /** (master, owner) -> jetton wallet answers kept; never wrong, only recomputed (or refetched) once dropped. */
