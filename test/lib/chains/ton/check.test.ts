@@ -1,14 +1,18 @@
 /**
  * `npm run chain:check` on TON networks (lib/chains/ton/check.ts through the dispatcher
  * lib/chains/check.ts): its arguments, and a run against an HTTP server answering in the v3 shape
- * with the documented mainnet transactions (test/fixtures/toncenter-v3) in its last block.
+ * with the documented mainnet transactions (test/fixtures/toncenter-v3) in its last block; and on
+ * the TON test node (test/helpers/ton-node.ts), USDT found at the address's jetton wallet as the
+ * watcher finds it.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { Address } from "@ton/core";
+import { Address, toNano } from "@ton/core";
 import fixture from "../../../fixtures/toncenter-v3/traces-cookbook.json";
 import { chainCheck } from "../../../../lib/chains/check";
 import { parseTonChainCheckArgs } from "../../../../lib/chains/ton/check";
+import { CATALOGUE } from "../../../../lib/networks/catalogue";
+import { startTonNode, type TonNode } from "../../../helpers/ton-node";
 
 const SEQNO = 52372896;
 const PAYEE_RAW = "0:852443f8599fe6a5da34fe43049ac4e0beb3071bb2bfb56635ea9421287c283a";
@@ -79,5 +83,40 @@ describe("chain:check against a v3 API", () => {
 		await chainCheck(["ton", "--blocks", "1"], { RPC_URL_TON: base }, l => lines.push(l));
 		// Five of the six documented transactions carry value in an internal message (the sixth is the external-in).
 		expect(lines).toContain(`block ${SEQNO} ${Buffer.alloc(32, SEQNO % 200).toString("hex")}: 6 transaction(s); payments: 5`);
+	});
+});
+
+describe("chain:check on the TON test node", () => {
+	let ton: TonNode;
+	beforeAll(async () => {
+		ton = await startTonNode();
+	}, 60_000);
+	afterAll(async () => ton?.stop());
+
+	it("with --address lists USDT sent with and without a notification once each, at the jetton wallet, and a look-alike's notification as its TON only", async () => {
+		const master = Address.parse(CATALOGUE.find(n => n.slug === "ton")!.tokens.find(t => t.symbol === "USDT")!.contractAddress!);
+		const usdt = await ton.placeJetton(master, { symbol: "USDT", decimals: 6 });
+		const lookalike = await ton.deployJetton({ symbol: "USDT", decimals: 6 });
+		const payer = await ton.wallet({ balance: toNano("100") });
+		await ton.mint(usdt, payer.address, 100_000_000n);
+		await ton.mint(lookalike, payer.address, 100_000_000n);
+		await ton.seal();
+		const deposit = await ton.wallet();
+		const address = deposit.address.toString({ urlSafe: true, bounceable: false });
+		const wallet = await ton.jettonWalletAddress(usdt, deposit.address);
+		const silent = await ton.jettonTransfer(payer, usdt, deposit.address, 1_500_000n, { forwardTonAmount: 0n });
+		const notified = await ton.jettonTransfer(payer, usdt, deposit.address, 2_000_000n, { forwardTonAmount: toNano("0.02") });
+		const fake = await ton.jettonTransfer(payer, lookalike, deposit.address, 9_000_000n, { forwardTonAmount: toNano("0.01") });
+		const seqno = await ton.seal();
+		const hex = (txs: typeof silent.txs, account: Address) => Buffer.from(txs.find(t => t.account === account.toRawString().toUpperCase())!.hash, "base64").toString("hex");
+		const lines: string[] = [];
+		await chainCheck(["ton", "--blocks", "1", "--address", address], { RPC_URL_TON: ton.url }, l => lines.push(l));
+		expect(lines.filter(l => l.startsWith("  "))).toEqual([
+			`  1.5 USDT to ${address} in ${hex(silent.txs, wallet)}`,
+			`  2 USDT to ${address} in ${hex(notified.txs, wallet)}`,
+			`  0.01 TON to ${address} in ${hex(fake.txs, deposit.address)}`,
+		]);
+		const count = silent.txs.length + notified.txs.length + fake.txs.length;
+		expect(lines.filter(l => l.startsWith("block "))).toEqual([expect.stringMatching(new RegExp(`^block ${seqno} [0-9a-f]{64}: ${count} transaction\\(s\\); payments: 3$`))]);
 	});
 });
