@@ -15,7 +15,7 @@ import { Address, toNano } from "@ton/core";
 import { fromBaseUnits, money } from "../../lib/money";
 import { signedOf } from "../../lib/chains/ton/sweep-runner";
 import { BACKEND, TestNode } from "../helpers/harness";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
+import { startClusterProcess, NodeProcess } from "../helpers/node-process";
 import { rawAddress } from "../helpers/ton-facade";
 import { startTonSweeperChain, tonLedger, tonMerchant, TON_NET, TON_TOKEN, USDT_TOKEN, type TonMerchant, type TonSweeperChain } from "../helpers/ton-sweeper-node";
 import { until } from "../helpers/until";
@@ -47,13 +47,7 @@ describeMysql("TON sweeper process killed -9 between sending and recording the o
 
 	// A signed message stays valid 5 minutes: none expires while the test holds it back.
 	const sweeper = (name: string, extra: Record<string, string> = {}) => {
-		const p = startNodeProcess({
-			DATABASE_URL: node.config.databaseUrl,
-			DATA_DIR: node.dataDir,
-			SERVICES: "networks,transactions,withdrawals,sweeper-ton",
-			NODE_ID: name,
-			...chain.env({ SWEEP_LEASE_MS: "2000", SWEEP_TON_VALID_SEC: "300", ...extra }),
-		});
+		const p = startClusterProcess(node, name, ["networks", "transactions", "withdrawals", "sweeper-ton"], chain.env({ SWEEP_LEASE_MS: "2000", SWEEP_TON_VALID_SEC: "300", ...extra }));
 		procs.push(p);
 		return p;
 	};

@@ -4,6 +4,7 @@
  */
 import { ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import type { TestNode } from "./harness";
 
 const ROOT = path.resolve(__dirname, "../..");
 
@@ -32,4 +33,9 @@ export function startNodeProcess(env: Record<string, string>): NodeProcess {
 		await exited;
 	};
 	return { child, output: () => out, kill: () => end("SIGKILL"), stop: () => end("SIGTERM") };
+}
+
+/** A process of `node`'s cluster: the same database and data directory (its HD seed), running `services` as `name`. */
+export function startClusterProcess(node: Pick<TestNode, "config" | "dataDir">, name: string, services: string[], env: Record<string, string>): NodeProcess {
+	return startNodeProcess({ DATABASE_URL: node.config.databaseUrl, DATA_DIR: node.dataDir, SERVICES: services.join(","), NODE_ID: name, ...env });
 }

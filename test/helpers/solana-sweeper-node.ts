@@ -20,8 +20,24 @@ export interface SolanaSweeperNodes {
 	sweeper: Keypair;
 }
 
-/** `env` is added to (or overrides) the sweeper's test settings. */
-export async function startSolanaSweeperNodes(env: Record<string, string> = {}): Promise<SolanaSweeperNodes> {
+/** The sweeper's test settings on `sol` (`env` added or overriding): what a node or a sweeper process needs. */
+export function solanaSweeperEnv(sol: SolanaNode, sweeper: Keypair, env: Record<string, string> = {}): Record<string, string> {
+	return {
+		RPC_URL_SOLANA_DEVNET: sol.url,
+		WATCHER_POLL_MS: "50",
+		SWEEP_POLL_MS: "200",
+		SWEEP_LEASE_MS: "3000",
+		SWEEP_MAX_AGE_MINUTES: "0",
+		SWEEP_PROOF_POLLS: "2",
+		SWEEP_PROOF_MS: "0",
+		// As Phantom exports it: base58 of the 64-byte secret key.
+		SWEEPER_PRIVATE_KEY_SOLANA: encodeBase58(sweeper.secretKey),
+		...env,
+	};
+}
+
+/** `env` is added to (or overrides) the sweeper's test settings; `sweeper: false`: the node runs no sweeper (a test runs it elsewhere). */
+export async function startSolanaSweeperNodes(env: Record<string, string> = {}, opts: { sweeper?: boolean } = {}): Promise<SolanaSweeperNodes> {
 	const sol = await startSolanaNode({ finalizeDistance: 2 });
 	const payer = Keypair.generate();
 	const sweeper = Keypair.generate();
@@ -33,19 +49,8 @@ export async function startSolanaSweeperNodes(env: Record<string, string> = {}):
 	// A block every 100 ms; the finalized head 2 blocks behind (unless a test holds it).
 	await sol.autoProduce(100);
 	const node = await startPaymentsNode({
-		services: [...PAYMENTS_SERVICES, "watcher-solana", "withdrawals", "sweeper-solana"],
-		env: {
-			RPC_URL_SOLANA_DEVNET: sol.url,
-			WATCHER_POLL_MS: "50",
-			SWEEP_POLL_MS: "200",
-			SWEEP_LEASE_MS: "3000",
-			SWEEP_MAX_AGE_MINUTES: "0",
-			SWEEP_PROOF_POLLS: "2",
-			SWEEP_PROOF_MS: "0",
-			// As Phantom exports it: base58 of the 64-byte secret key.
-			SWEEPER_PRIVATE_KEY_SOLANA: encodeBase58(sweeper.secretKey),
-			...env,
-		},
+		services: [...PAYMENTS_SERVICES, "watcher-solana", "withdrawals", ...(opts.sweeper === false ? [] : ["sweeper-solana"])],
+		env: solanaSweeperEnv(sol, sweeper, env),
 	});
 	return { sol, node, payer, sweeper };
 }
