@@ -92,9 +92,13 @@ describe("jetton wallet addresses on the test node", () => {
 		expect(ton.status(Address.parseRaw(computed.get(owners[0].toRawString())!))).toBe("active");
 	});
 
-	it("a master building the stablecoin (USDT) wallet data: the stablecoin layout is verified, the reference one is not", async () => {
+	it.each([
+		["in an ordinary cell", () => JettonWallet.code],
+		// As USDT on mainnet hands it out: a library cell (exotic, the code's hash), hashed as it is.
+		["as a library cell", () => new Cell({ exotic: true, bits: beginCell().storeUint(2, 8).storeBuffer(JettonWallet.code.hash()).endCell().bits })],
+	])("a master building the stablecoin (USDT) wallet data, its wallet code %s: the stablecoin layout is verified, the reference one is not", async (_name, codeOf) => {
 		const code = await compiled(STABLECOIN_LAYOUT_MASTER);
-		const walletCode = JettonWallet.code; // any code: the layout is what is tested
+		const walletCode = codeOf(); // any code: the layout is what is tested
 		const address = Address.parseRaw("0:" + crypto.randomBytes(32).toString("hex"));
 		await ton.facade.exclusive(() => ton.facade.blockchain.setShardAccount(address, createShardAccount({ address, code, data: beginCell().storeRef(walletCode).endCell(), balance: toNano("1"), workchain: 0 })));
 		const answers = await Promise.all(SAMPLE_OWNERS.map(async o => (await ton.jettonWalletAddress(address, o)).toRawString()));
@@ -103,6 +107,9 @@ describe("jetton wallet addresses on the test node", () => {
 		expect(verifiedLayout(walletCode, address, answers, [reference])).toBeNull();
 		const c = counted(api);
 		const wallets = new JettonWallets({ api: c.api });
+		const plan = await wallets.plan(address.toRawString());
+		expect(plan.layout?.name).toBe("stablecoin");
+		expect(plan.walletCode!.isExotic).toBe(walletCode.isExotic);
 		const owners = randomOwners(5);
 		const computed = await wallets.walletsOf(address.toRawString(), owners.map(o => o.toRawString()));
 		for (const o of owners) expect(computed.get(o.toRawString())).toBe((await ton.jettonWalletAddress(address, o)).toRawString());
