@@ -13,7 +13,7 @@ import { captureLoopError } from "../lib/error-tracking";
 import { badRequest, notFound } from "../lib/errors";
 import { finishSweep } from "../lib/sweeps/store";
 import { countMetric, METRIC, startCounters, SWEEP_HOLD_SCOPES, SWEEP_OUTCOMES, SweepOutcome } from "../lib/metrics";
-import { clearHoldsAt } from "../lib/sweeps/holds";
+import { clearHoldsAt, type SameAddress } from "../lib/sweeps/holds";
 import type { SweepHoldScope } from "../models/sweep.model";
 import { CATALOGUE_NAMESPACE } from "../lib/networks/catalogue";
 import { redactUrl, rpcUrlFor } from "../lib/watchers/config";
@@ -69,6 +69,8 @@ export interface SweeperMixinOptions {
 	 * `hooks.onOutcome` counts its sweeps' steps (metrics).
 	 */
 	createRunner(service: Service, app: App, network: WatchableNetwork, rpcUrl: string, hooks: SweepRunnerHooks): SweepStepper | null;
+	/** Whether two spellings are one address, for support.clearHold (default: equal ignoring case). */
+	sameAddress?: SameAddress;
 }
 
 interface RunnerEntry {
@@ -145,7 +147,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					const networks = (await this.broker.call("networks.watchable", { chainType: opts.chainType })) as WatchableNetwork[];
 					const network = networks.find(n => n.id === ctx.params.network || n.slug === ctx.params.network);
 					if (!network) throw notFound("Network not found");
-					const cleared = await clearHoldsAt(models, network.id, ctx.params.address);
+					const cleared = await clearHoldsAt(models, network.id, ctx.params.address, opts.sameAddress);
 					if (cleared > 0) this.logger.warn(`Sweeper: ${cleared} hold(s) on ${ctx.params.address} (${network.slug}) cleared by support`);
 					return { network: network.slug, address: ctx.params.address, cleared };
 				},

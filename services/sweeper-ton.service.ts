@@ -5,14 +5,16 @@
  * sweeper wallet (SWEEPER_PRIVATE_KEY_TON, v5R1), and pays TON withdrawal requests exactly. The
  * loop and its lease are the sweeper mixin's; the safety of each message is in
  * lib/chains/ton/sweep-runner.ts over lib/sweeps (BoC recorded before it is sent, failed only when
- * proven dead).
+ * proven dead). A deposit whose sweeps land and fail (a jetton transfer that bounced) is held:
+ * paused with backoff, then blocked after SWEEP_MAX_FAILURES until `support.clearHold`.
  */
 import type { ServiceSchema } from "moleculer";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { createTonApi } from "../lib/chains/ton/api";
-import { tonSweeperKey, TonSweepRunner } from "../lib/chains/ton/sweep-runner";
+import { sameTonAddress, tonSweeperKey, TonSweepRunner } from "../lib/chains/ton/sweep-runner";
 import { MAX_V5R1_MESSAGES, walletAddress } from "../lib/chains/ton/sweep";
 import { hdSeed } from "../lib/payments/store";
+import { runnerSettings } from "../lib/sweeps/config";
 import { rpcApiKeyFor } from "../lib/watchers/config";
 import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
 import { sweeperPorts } from "./sweeper-evm.service";
@@ -24,6 +26,8 @@ const SweeperTonService: ServiceSchema = {
 			// The sweeper wallet pays token sweeps' fees: production never runs without it.
 			productionKey: { variable: "SWEEPER_PRIVATE_KEY_TON", present: app => Boolean(app.config.sweeper.tonPrivateKey) },
 			chainType: "ton",
+			// Holds are kept by raw address; support may paste any form.
+			sameAddress: sameTonAddress,
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
 				const params = chainParamsFor(network);
@@ -42,13 +46,7 @@ const SweeperTonService: ServiceSchema = {
 					sweeperKey: async () => (key ? key : null),
 					depositKey: index => codecFor("ton").derivePrivateKey(hdSeed(app).seed, params, index),
 					ports: sweeperPorts(service),
-					settings: {
-						batchSize: Math.min(config.sweeper.batchSize, MAX_V5R1_MESSAGES),
-						maxAgeMs: config.sweeper.maxAgeMs,
-						validForSec: config.sweeper.tonValidForSec,
-						proofPolls: config.sweeper.proofPolls,
-						proofMs: config.sweeper.proofMs,
-					},
+					settings: { ...runnerSettings(config.sweeper), batchSize: Math.min(config.sweeper.batchSize, MAX_V5R1_MESSAGES), validForSec: config.sweeper.tonValidForSec },
 					now: () => app.clock.now(),
 					logger: service.logger,
 					...hooks,

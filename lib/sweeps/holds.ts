@@ -85,9 +85,12 @@ export async function clearHolds(models: Models, keys: HoldKey[]): Promise<void>
 	for (const k of keys) await models.SweepHold.destroy({ where: { networkId: k.networkId, scope: k.scope, address: k.address, tokenId: k.tokenId } });
 }
 
+/** Two spellings of one address: EVM's checksum case or not by default; a chain with other forms (TON's raw and user-friendly) passes its own. */
+export type SameAddress = (a: string, b: string) => boolean;
+const sameIgnoringCase: SameAddress = (a, b) => a.toLowerCase() === b.toLowerCase();
+
 /** Support: every hold on `address` of a network (as destination or deposit) is lifted. Answers how many. */
-export async function clearHoldsAt(models: Models, networkId: string, address: string): Promise<number> {
-	// Any spelling of the address (EVM checksum case or not).
-	const ids = (await models.SweepHold.findAll({ where: { networkId }, attributes: ["id", "address"] })).filter(h => h.address.toLowerCase() === address.toLowerCase()).map(h => h.id);
+export async function clearHoldsAt(models: Models, networkId: string, address: string, same: SameAddress = sameIgnoringCase): Promise<number> {
+	const ids = (await models.SweepHold.findAll({ where: { networkId }, attributes: ["id", "address"] })).filter(h => same(h.address, address)).map(h => h.id);
 	return ids.length === 0 ? 0 : models.SweepHold.destroy({ where: { id: { [Op.in]: ids } } });
 }

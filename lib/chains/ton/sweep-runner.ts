@@ -27,9 +27,10 @@ import { Address } from "@ton/core";
 import { mnemonicToPrivateKey, mnemonicValidate } from "@ton/crypto";
 import { Op, type Sequelize } from "sequelize";
 import type { Models } from "../../../models";
-import type { Sweep, SweepItem } from "../../../models/sweep.model";
+import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { fromBaseUnits, toBaseUnits } from "../../money";
+import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "../../sweeps/holds";
 import { countUnseen, type ProofRule } from "../../sweeps/proof";
 import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
 import { Reservations } from "../../sweeps/reservations";
@@ -46,6 +47,10 @@ export interface TonSweeperSettings extends ProofRule {
 	maxAgeMs: number;
 	/** Seconds a signed message stays acceptable (its validUntil = last masterchain utime + this). */
 	validForSec: number;
+	/** Sweeps of a deposit that land and fail in a row before it is blocked (lib/sweeps/holds.ts). */
+	maxFailures: number;
+	/** The pause after a deposit's first failure; it doubles with each further one. */
+	failureBackoffMs: number;
 }
 
 export interface TonSweepRunnerDeps {
@@ -62,6 +67,7 @@ export interface TonSweepRunnerDeps {
 	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 	onFailure?: (err: unknown) => void;
 	onOutcome?: (outcome: SweepOutcome) => void;
+	onBlocked?: (scope: SweepHoldScope) => void;
 }
 
 /**
@@ -95,9 +101,9 @@ interface TxJson {
 	hash: string;
 	mc_block_seqno: number | null;
 	total_fees: string;
-	description?: { aborted?: boolean; compute_ph?: { skipped?: boolean; success?: boolean }; action?: { success?: boolean } };
+	description?: ton.LandedTx["description"];
 	in_msg: { hash: string; value: string | null } | null;
-	out_msgs: Array<{ hash: string; value: string | null; fwd_fee: string | null; destination: string | null; opcode?: string | null }>;
+	out_msgs: Array<{ hash: string; value: string | null; fwd_fee: string | null; destination: string | null; opcode?: string | null; bounced?: boolean | null }>;
 	account_state_before: { balance: string };
 	account_state_after: { balance: string };
 }
@@ -118,6 +124,7 @@ export class TonSweepRunner {
 	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
 	private lost: AbortSignal | null = null;
 	private head: McHead | null = null;
+	private holds = new Map<string, SweepHold>();
 	private warnedNoKey = false;
 	private readonly waiting = new Set<string>();
 	private readonly jettonWallets = new Map<string, string>();
@@ -128,6 +135,7 @@ export class TonSweepRunner {
 		this.fence = fence;
 		this.lost = lost ?? null;
 		this.head = await this.mcHead();
+		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
 		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
 			this.checkLease();
 			await this.advance(s).catch(err => {
@@ -148,6 +156,32 @@ export class TonSweepRunner {
 
 	private token(tokenId: string): SweepToken | undefined {
 		return this.deps.network.tokens.find(t => t.tokenId === tokenId);
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Holds (lib/sweeps/holds.ts): deposits whose sweeps landed and failed
+
+	/** A deposit's hold, by its raw address (the API and support may spell it in any form). */
+	private holdKey(address: string, tokenId: string): HoldKey {
+		return { networkId: this.deps.network.id, scope: "deposit", address: raw(address), tokenId };
+	}
+
+	private held(address: string, tokenId: string): boolean {
+		return isHeld(this.holds.get(holdKeyOf(this.holdKey(address, tokenId))), this.deps.now());
+	}
+
+	/** Counts a failure on the deposit; true when it is blocked (support clears it). */
+	private async holdFailure(key: HoldKey, reason: string): Promise<boolean> {
+		const { models, network, settings, logger, now } = this.deps;
+		const { hold, blockedNow } = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
+		this.holds.set(holdKeyOf(key), hold);
+		if (blockedNow) {
+			const message = `Sweeper: deposit ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from it, and no top-up to it, until support clears it (sweeper-ton.support.clearHold)`;
+			logger.error(message);
+			this.deps.onBlocked?.(key.scope);
+			this.deps.onFailure?.(new Error(message));
+		}
+		return Boolean(hold.blockedAt);
 	}
 
 	// -------------------------------------------------------------------------------------------
@@ -335,7 +369,10 @@ export class TonSweepRunner {
 		return null;
 	}
 
-	/** The message was accepted: the ledger gets what really moved, read from its transaction(s). */
+	/**
+	 * The message was accepted: whether its funds moved is read from its transaction(s) in final
+	 * blocks (sweep.ts landedOutcome); the ledger gets what really moved, or the fee a failure cost.
+	 */
 	private async landed(s: Sweep, signed: TonSigned, tx: TxJson): Promise<void> {
 		const { models, network, ports, logger } = this.deps;
 		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
@@ -347,45 +384,35 @@ export class TonSweepRunner {
 			await this.end(s, "confirmed", { feePaid: (spent - BigInt(signed.total ?? "0")).toString() });
 			return;
 		}
-		const out = tx.out_msgs[0];
-		if (!out) {
-			// Accepted, but its action was skipped (IGNORE_ERRORS): nothing left the wallet but the fees.
-			if (native && items[0] && s.kind === "native") await this.recordFee(items[0], native, spent, s.id);
-			await this.end(s, "failed", { feePaid: spent.toString(), reason: "accepted, but its message was not sent (action skipped)" });
-			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payment's message was not sent; retried" });
+		const item = items[0];
+		const jetton = s.kind === "token";
+		// A jetton transfer's next hops: the deposit's jetton wallet, then the receiving one (each only once the one before took it).
+		const first = jetton && ton.executed(tx) && tx.out_msgs[0] ? await this.txByMessage(tx.out_msgs[0].hash) : null;
+		const internal = first?.out_msgs.find(m => m.opcode === ton.OP_JETTON_INTERNAL_TRANSFER);
+		const second = internal && ton.executed(first!) ? await this.txByMessage(internal.hash) : null;
+		const outcome = ton.landedOutcome({ jetton, deposit: tx, jettonWallet: first, destination: second });
+		if (outcome.status === "pending") return; // its next hops are not in a final block yet
+		if (outcome.status === "failed") {
+			// What came back to the deposit (a bounce) is still there: the failure cost the rest.
+			const returned = (first?.out_msgs ?? []).filter(m => m.bounced).reduce((sum, m) => sum + BigInt(m.value ?? "0"), 0n);
+			await this.failedOnChain(s, item, jetton ? spent - returned : spent, outcome.reason);
 			return;
 		}
-		const item = items[0];
 		if (s.kind === "native") {
-			const value = BigInt(out.value ?? "0");
+			const value = BigInt(tx.out_msgs[0].value ?? "0");
 			if (s.requestId) {
 				// Exactly the request's amount left; the deposit paid its fees on top (the merchant's fee).
 				await this.recordFee(item, native!, spent - value, s.id);
 				await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
-				await this.end(s, "confirmed", { feePaid: (spent - value).toString() });
+				await this.confirmed(s, item, spent - value);
 				logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
 				return;
 			}
 			// The whole balance left: what reached the merchant is the message's value, the rest was fees.
 			await this.recordFee(item, native!, spent - value, s.id);
 			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(value, native!.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
-			await this.end(s, "confirmed", { feePaid: (spent - value).toString() });
+			await this.confirmed(s, item, spent - value);
 			logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${hash}`);
-			return;
-		}
-		// A jetton transfer: proven only when the destination's jetton wallet took it (else it bounces back).
-		const first = await this.txByMessage(out.hash);
-		const internal = first?.out_msgs.find(m => m.opcode === "0x178d4519");
-		const second = internal ? await this.txByMessage(internal.hash) : null;
-		if (first && (!internal || first.description?.aborted || first.description?.compute_ph?.success === false)) {
-			await this.end(s, "failed", { feePaid: spent.toString(), reason: "the jetton wallet refused the transfer (it bounced back to the deposit)" });
-			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the jetton transfer bounced back to the deposit; retried" });
-			return;
-		}
-		if (!second) return; // its next hops are not in a final block yet
-		if (second.description?.aborted || second.description?.compute_ph?.success === false) {
-			await this.end(s, "failed", { feePaid: spent.toString(), reason: "the destination's jetton wallet refused the transfer (it bounced back)" });
-			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payee's jetton wallet refused the transfer (it bounced back); retried" });
 			return;
 		}
 		const token = this.token(s.tokenId)!;
@@ -393,14 +420,40 @@ export class TonSweepRunner {
 			// Exactly the request's amount reached the payee's jetton wallet: the merchant's `withdrawal`
 			// entry. The TON it carried was the sweeper's top-up (excesses went back to it): on the record only.
 			await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
-			await this.end(s, "confirmed", { feePaid: spent.toString() });
+			await this.confirmed(s, item, spent);
 			logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)} ${token.symbol}, ${hash}`);
 			return;
 		}
 		await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
 		// The TON it carried was the sweeper's top-up: the operator's, on the record (excesses return to the sweeper wallet).
-		await this.end(s, "confirmed", { feePaid: spent.toString() });
+		await this.confirmed(s, item, spent);
 		logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${fromBaseUnits(BigInt(signed.jettonAmount!), token.decimals)} ${token.symbol}, ${hash}`);
+	}
+
+	/** Confirmed: the deposit's failures in a row no longer count (its hold, if any, is deleted). */
+	private async confirmed(s: Sweep, item: SweepItem, fee: bigint): Promise<void> {
+		if (!(await this.end(s, "confirmed", { feePaid: fee.toString() }))) return;
+		const key = this.holdKey(item.depositAddress, item.tokenId);
+		if (!this.holds.has(holdKeyOf(key))) return;
+		await clearHolds(this.deps.models, [key]);
+		this.holds.delete(holdKeyOf(key));
+	}
+
+	/**
+	 * Landed, and its funds did not move: the sweep fails with what it cost. A TON deposit paid the
+	 * fees from the merchant's TON (a `fee` entry, so the ledger equals the chain); a jetton
+	 * deposit's TON was the sweeper's top-up (on the sweep's record only, as a top-up is). The
+	 * failure counts on the deposit's hold (lib/sweeps/holds.ts): nothing is planned from it (no
+	 * new top-up either) before the pause ends, and nothing at all once it is blocked.
+	 */
+	private async failedOnChain(s: Sweep, item: SweepItem, fee: bigint, reason: string): Promise<void> {
+		const { network, logger } = this.deps;
+		const native = network.tokens.find(t => t.contractAddress === "");
+		if (s.kind === "native" && native) await this.recordFee(item, native, fee, s.id);
+		if (!(await this.end(s, "failed", { feePaid: fee.toString(), reason: `failed on chain: ${reason}` }))) return;
+		const blocked = await this.holdFailure(this.holdKey(item.depositAddress, item.tokenId), `${s.kind} sweep ${s.txHash} failed on chain: ${reason}`);
+		if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: `${reason}; ${blocked ? "its deposit is held: not retried from it" : "retried"}` });
+		logger.warn(`Sweep ${s.id} on ${network.slug} failed on chain (${s.txHash}): ${reason}`);
 	}
 
 	private async recordFee(item: SweepItem, native: SweepToken, fee: bigint, sweepId: string): Promise<void> {
@@ -479,6 +532,7 @@ export class TonSweepRunner {
 		let ungassed: { c: SweepableCheckout; jettons: bigint } | null = null;
 		for (const c of settled) {
 			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
+			if (this.held(c.depositAddress, c.tokenId)) continue;
 			if (toppedUp && raw(toppedUp.toAddress) !== raw(c.depositAddress)) continue; // finish on the deposit that got the gas
 			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "ton", transactionId: c.transactionId });
 			if (target?.source === "payment") continue; // those funds belong to the checkout's own address
@@ -527,6 +581,8 @@ export class TonSweepRunner {
 		const toTopUp = new Map<string, Array<{ c: SweepableCheckout; amount: bigint; settings: boolean }>>();
 		for (const c of settled) {
 			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
+			// A held deposit waits out its pause (blocked: until support clears it); no top-up meanwhile.
+			if (this.held(c.depositAddress, c.tokenId)) continue;
 			const token = this.token(c.tokenId);
 			if (!token) continue;
 			const route = await ports.route({ organizationId: c.organizationId, transactionId: c.transactionId });
@@ -580,6 +636,15 @@ export class TonSweepRunner {
 
 	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
 		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
+	}
+}
+
+/** Two spellings (raw, user-friendly bounceable or not) of one TON address, for support.clearHold; false when either is none. */
+export function sameTonAddress(a: string, b: string): boolean {
+	try {
+		return raw(a) === raw(b);
+	} catch {
+		return false;
 	}
 }
 

@@ -428,3 +428,42 @@ export function sendVerdict(p: { found: boolean; walletSeqno: number; masterchai
 	// Any other seqno (higher, or 0 after a destroy) means some other message was accepted.
 	return p.walletSeqno === p.seqno ? "dead" : "superseded";
 }
+
+/** The parts of a v3 transaction that say whether it did what its inbound message asked (ton-index-go models.Transaction). */
+export interface LandedTx {
+	description?: { aborted?: boolean; compute_ph?: { skipped?: boolean; success?: boolean; exit_code?: number }; action?: { success?: boolean; result_code?: number } };
+	out_msgs: Array<{ opcode?: string | null }>;
+}
+
+/** A jetton wallet's internal_transfer to the receiving jetton wallet (TEP-74): what a transfer it accepted sends on. */
+export const OP_JETTON_INTERNAL_TRANSFER = "0x178d4519";
+
+/** Not aborted, its compute phase ran and succeeded, its action phase (where there is one) too. */
+export function executed(tx: LandedTx): boolean {
+	const d = tx.description ?? {};
+	return !d.aborted && d.compute_ph?.skipped !== true && d.compute_ph?.success !== false && d.action?.success !== false;
+}
+
+const exitOf = (tx: LandedTx) => (tx.description?.compute_ph?.exit_code !== undefined ? ` (exit code ${tx.description.compute_ph.exit_code})` : "");
+
+/**
+ * Whether a landed sweep moved its funds, from its transactions in final blocks (docs/withdrawals.md
+ * "TON sweeps"): the deposit's transaction (its external message) executed and sent its message;
+ * for a jetton transfer also the deposit's jetton wallet took the transfer and sent the
+ * internal_transfer on, and the receiving jetton wallet took that (a jetton wallet whose compute
+ * phase fails, e.g. 709 "not enough TON" or -14 out of gas, keeps or restores the jettons and
+ * bounces what is left of the TON: the TON it carried is spent on fees). `null` for a
+ * hop not yet in a final block: "pending", asked again at the next step.
+ */
+export function landedOutcome(p: { jetton: boolean; deposit: LandedTx; jettonWallet?: LandedTx | null; destination?: LandedTx | null }): { status: "moved" } | { status: "pending" } | { status: "failed"; reason: string } {
+	if (!executed(p.deposit)) return { status: "failed", reason: `the deposit's transaction failed${exitOf(p.deposit)}: nothing was sent` };
+	if (p.deposit.out_msgs.length === 0) return { status: "failed", reason: "accepted, but its message was not sent (action skipped)" };
+	if (!p.jetton) return { status: "moved" };
+	if (!p.jettonWallet) return { status: "pending" };
+	if (!executed(p.jettonWallet) || !p.jettonWallet.out_msgs.some(m => m.opcode === OP_JETTON_INTERNAL_TRANSFER)) {
+		return { status: "failed", reason: `the deposit's jetton wallet did not take the transfer${exitOf(p.jettonWallet)}: the jettons stay at the deposit, any TON left bounced back to it` };
+	}
+	if (!p.destination) return { status: "pending" };
+	if (!executed(p.destination)) return { status: "failed", reason: `the receiving jetton wallet did not take the transfer${exitOf(p.destination)}: it bounced back to the deposit's jetton wallet` };
+	return { status: "moved" };
+}

@@ -6,16 +6,18 @@
  * requests) is a small in-memory stand-in whose ledger writes are fenced like withdrawals.record.
  * Every case ends with the ledger equal to what the emulator holds.
  */
-import { Address } from "@ton/core";
+import { Address, type Cell } from "@ton/core";
+import { loadConfig, updateConfig } from "@ton/sandbox";
 import { keyPairFromSeed } from "@ton/crypto";
 import { tonCodec } from "../../../../lib/chains/ton/codec";
 import { createTonApi, type TonApi } from "../../../../lib/chains/ton/api";
-import { merchantAddress, signedOf, tonSweeperKey, TonSweepRunner } from "../../../../lib/chains/ton/sweep-runner";
+import { merchantAddress, sameTonAddress, signedOf, tonSweeperKey, TonSweepRunner } from "../../../../lib/chains/ton/sweep-runner";
 import { buildTonPayment, walletAddress } from "../../../../lib/chains/ton/sweep";
 import { inTransaction } from "../../../../lib/db";
 import { fromBaseUnits, money, toBaseUnits } from "../../../../lib/money";
 import type { SweepableCheckout, SweeperPorts, SweepNetwork, WithdrawalRequestView } from "../../../../lib/sweeps/ports";
 import { assertFence, type SweepFence } from "../../../../lib/sweeps/store";
+import { clearHoldsAt } from "../../../../lib/sweeps/holds";
 import { acquireLease, ensureCursor, LeaseLostError, releaseLease } from "../../../../lib/watchers/store";
 import { startNode, type TestNode } from "../../../helpers/harness";
 import { startTonNode, type Jetton, type TonNode } from "../../../helpers/ton-node";
@@ -52,6 +54,8 @@ describe("TON sweep runner on the TON test node", () => {
 	const requests: Array<WithdrawalRequestView & { status: string; txHash?: string }> = [];
 	let noDestination = new Set<string>();
 	let next = 0;
+	/** Added to the runner's clock: holds' pauses pass without waiting. */
+	let clockMs = 0;
 
 	const ports: SweeperPorts = {
 		sweepable: async () => checkouts.map(c => ({ ...c })),
@@ -87,8 +91,8 @@ describe("TON sweep runner on the TON test node", () => {
 			sweeperKey: async () => new Uint8Array(SWEEPER_SEED),
 			depositKey: index => tonCodec.derivePrivateKey(ABANDON_SEED, { isTestnet: false }, index),
 			ports,
-			settings: { batchSize: 255, maxAgeMs: 0, validForSec: 30, proofPolls: 2, proofMs: 0 },
-			now: () => new Date(),
+			settings: { batchSize: 255, maxAgeMs: 0, validForSec: 30, proofPolls: 2, proofMs: 0, maxFailures: 3, failureBackoffMs: 60_000 },
+			now: () => new Date(Date.now() + clockMs),
 			logger: process.env.DEBUG_SWEEP ? console : { info: () => undefined, warn: () => undefined, error: () => undefined },
 		});
 
@@ -275,6 +279,97 @@ describe("TON sweep runner on the TON test node", () => {
 		expect(await db.app.models.Sweep.count({ where: { requestId: id } })).toBe(2);
 		expect(await chain.jettonBalance(jetton, Address.parse(payee))).toBe(4_500_000n);
 		expect(await chain.jettonBalance(jetton, c.addr)).toBe(5_500_000n);
+	}, 300_000);
+
+	/** The sweeps (top-ups included) whose items hold `address`, oldest first. */
+	async function sweepsOf(address: string) {
+		const items = await db.app.models.SweepItem.findAll({ where: { depositAddress: address } });
+		return db.app.models.Sweep.findAll({ where: { id: items.map(i => i.sweepId) }, order: [["createdAt", "ASC"]] });
+	}
+
+	/**
+	 * The basechain's forward prices (config param 25) times `k`, as validators may vote them up
+	 * (1: as they were). At 10x the deposit's first message (it deploys the wallet: its state init
+	 * is paid at forward prices) still lands, but what its 0.05 TON leaves for the reference jetton
+	 * wallet does not pay that wallet's gas: the transfer fails there, on the real TVM.
+	 */
+	let defaultConfig: Cell | null = null;
+	function forwardPricesTimes(k: bigint) {
+		const bc = chain.facade.blockchain;
+		defaultConfig ??= bc.config;
+		if (k === 1n) return bc.setConfig(defaultConfig);
+		const p = loadConfig(defaultConfig)[25];
+		const f = p.anon0;
+		bc.setConfig(updateConfig(defaultConfig, { ...p, anon0: { ...f, lump_price: f.lump_price * k, bit_price: f.bit_price * k, _cell_price: f._cell_price * k } }));
+	}
+
+	it("a jetton sweep that lands but whose transfer the jetton wallet does not take (too little TON for its gas at raised network fees) fails with its cost; retried after the pause (a new top-up), blocked after SWEEP_MAX_FAILURES (no more top-ups) until support clears it; a sweep that lands clears the hold", async () => {
+		const c = await checkout(USDT_ID, "7", 6);
+		await chain.mint(jetton, c.addr, 7_000_000n);
+		await chain.settle();
+		// The sweeper wallet signs again only once its last message (an earlier case's) is past its validUntil.
+		chain.advanceTime(31);
+		await chain.seal();
+		const r = runner();
+		const backoff = 60_000;
+		/** `steps` steps plan nothing for the deposit and cost the sweeper wallet nothing. */
+		const nothingSent = async (steps: number) => {
+			const count = (await sweepsOf(c.depositAddress)).length;
+			const balance = chain.balance(Address.parseRaw(sweeper));
+			for (let i = 0; i < steps; i++) {
+				await r.step(fence);
+				await chain.settle();
+			}
+			expect(await sweepsOf(c.depositAddress)).toHaveLength(count);
+			expect(chain.balance(Address.parseRaw(sweeper))).toBe(balance);
+		};
+		forwardPricesTimes(10n);
+		try {
+			for (let attempt = 1; attempt <= 3; attempt++) {
+				const sweeperBefore = chain.balance(Address.parseRaw(sweeper));
+				const failedSweep = await stepUntil(`jetton sweep ${attempt} failed`, async () => {
+					const own = (await sweepsOf(c.depositAddress)).filter(s => s.kind === "token" && s.status === "failed");
+					return own.length === attempt ? own[attempt - 1] : null;
+				}, r);
+				if (process.env.DEBUG_SWEEP) console.log(failedSweep.reason, failedSweep.feePaid);
+				// Too little TON reached the jetton wallet to pay its gas: its compute phase ran out (exit code -14), the jettons stayed.
+				expect(failedSweep.reason).toMatch(/failed on chain: the deposit's jetton wallet did not take the transfer \(exit code -14\)/);
+				expect(BigInt(failedSweep.feePaid!)).toBeGreaterThan(0n);
+				const own = await sweepsOf(c.depositAddress);
+				expect(own.filter(s => s.kind === "topup").map(s => s.status)).toEqual(Array(attempt).fill("confirmed"));
+				expect(own.filter(s => s.status !== "confirmed" && s.status !== "failed")).toHaveLength(0);
+				// Each attempt cost the sweeper a top-up; the jettons never left the deposit.
+				expect(chain.balance(Address.parseRaw(sweeper))).toBeLessThan(sweeperBefore);
+				expect(await chain.jettonBalance(jetton, c.addr)).toBe(7_000_000n);
+				// The merchant's books: no entry for a sweep that moved nothing (its TON was the sweeper's top-up).
+				expect(ledger.filter(e => e.refId === failedSweep.id)).toHaveLength(0);
+				expect(await ledgerEqualsChain(USDT_ID)).toBe(true);
+				const hold = (await db.app.models.SweepHold.findOne({ where: { networkId: NET, scope: "deposit", tokenId: USDT_ID } }))!;
+				expect(sameTonAddress(hold.address, c.depositAddress)).toBe(true);
+				expect(hold.failures).toBe(attempt);
+				expect(Boolean(hold.blockedAt)).toBe(attempt === 3);
+				// Held: the deposit's last message's window passes, and still nothing is planned before the pause ends.
+				chain.advanceTime(31);
+				await chain.seal();
+				await nothingSent(2);
+				clockMs += backoff * 2 ** (attempt - 1) + 1_000;
+			}
+			// Blocked: long past any pause, nothing more is sent from it, and no top-up to it.
+			clockMs += 365 * 86_400_000;
+			await nothingSent(3);
+		} finally {
+			forwardPricesTimes(1n);
+		}
+		// Support clears it (sweeper-ton.support.clearHold runs clearHoldsAt with sameTonAddress), by the address as the merchant sees it.
+		expect(await clearHoldsAt(db.app.models, NET, c.depositAddress, sameTonAddress)).toBe(1);
+		const merchantBefore = await chain.jettonBalance(jetton, Address.parse(merchant));
+		const done = await stepUntil("swept once cleared", async () => (await sweepsOf(c.depositAddress)).find(s => s.kind === "token" && s.status === "confirmed"), r);
+		expect((await chain.jettonBalance(jetton, Address.parse(merchant))) - merchantBefore).toBe(7_000_000n);
+		expect(await chain.jettonBalance(jetton, c.addr)).toBe(0n);
+		expect(ledger.filter(e => e.kind === "sweep" && e.tokenId === USDT_ID && e.refType === "sweep_item").length).toBeGreaterThan(0);
+		expect(await ledgerEqualsChain(USDT_ID)).toBe(true);
+		expect(done.status).toBe("confirmed");
+		expect(await db.app.models.SweepHold.count({ where: { networkId: NET } })).toBe(0);
 	}, 300_000);
 
 	it("a crash after the message is recorded and before it is sent: the same message is sent after the restart, never a second one", async () => {

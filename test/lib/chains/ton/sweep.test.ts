@@ -12,7 +12,7 @@ import { JettonMinter, JettonWallet } from "@ton-community/assets-sdk";
 import { tonCodec } from "../../../../lib/chains/ton/codec";
 import {
 	JETTON_SWEEP_TON, MAX_V4R2_MESSAGES, MAX_V5R1_MESSAGES, OP_JETTON_EXCESSES, OP_JETTON_TRANSFER, SweepRefused, TON_SWEEP_MIN_BALANCE, batches, buildJettonPayment,
-	buildJettonSweep, buildTonPayment, buildTonSweep, buildTopUps, maxTopUpsPerMessage, normalizedHash, sendVerdict, walletAddress, type SignedTonMessage,
+	buildJettonSweep, buildTonPayment, buildTonSweep, buildTopUps, landedOutcome, maxTopUpsPerMessage, normalizedHash, OP_JETTON_INTERNAL_TRANSFER, sendVerdict, walletAddress, type LandedTx, type SignedTonMessage,
 } from "../../../../lib/chains/ton/sweep";
 import { ABANDON_SEED } from "../fixtures";
 
@@ -419,5 +419,32 @@ describe("limits and refusals", () => {
 		expect(computeOk(r.transactions[0])).toBe(true);
 		expect(r.transactions[0].outMessagesCount).toBe(255);
 		console.log(`255 top-ups: ${full.cells} cells, ${full.bits} bits, sweeper tx fee ${r.transactions[0].totalFees.coins}`);
+	});
+});
+
+describe("landedOutcome: did a landed sweep move its funds (toncenter v3 transaction shapes)", () => {
+	const ok = (out: LandedTx["out_msgs"] = [{ opcode: "0x0f8a7ea5" }]): LandedTx => ({ description: { aborted: false, compute_ph: { skipped: false, success: true, exit_code: 0 }, action: { success: true, result_code: 0 } }, out_msgs: out });
+	const computeFailed = (exit: number): LandedTx => ({ description: { aborted: true, compute_ph: { skipped: false, success: false, exit_code: exit } }, out_msgs: [{ opcode: "0xffffffff" }] });
+	const forwarded = ok([{ opcode: OP_JETTON_INTERNAL_TRANSFER }]);
+
+	it("a TON sweep moved when the deposit's transaction executed and sent its message", () => {
+		expect(landedOutcome({ jetton: false, deposit: ok() })).toEqual({ status: "moved" });
+		// Accepted, its action skipped (IGNORE_ERRORS): no message left.
+		expect(landedOutcome({ jetton: false, deposit: ok([]) })).toMatchObject({ status: "failed", reason: expect.stringMatching(/action skipped/) });
+		expect(landedOutcome({ jetton: false, deposit: computeFailed(33) })).toMatchObject({ status: "failed", reason: expect.stringMatching(/exit code 33/) });
+		expect(landedOutcome({ jetton: false, deposit: { ...ok(), description: { ...ok().description, action: { success: false, result_code: 37 } } } })).toMatchObject({ status: "failed" });
+	});
+
+	it("a jetton sweep moved only when both jetton wallets took it; pending while a hop is not final", () => {
+		expect(landedOutcome({ jetton: true, deposit: ok(), jettonWallet: null })).toEqual({ status: "pending" });
+		expect(landedOutcome({ jetton: true, deposit: ok(), jettonWallet: forwarded, destination: null })).toEqual({ status: "pending" });
+		expect(landedOutcome({ jetton: true, deposit: ok(), jettonWallet: forwarded, destination: ok([]) })).toEqual({ status: "moved" });
+		// The deposit's jetton wallet refused (709: not enough TON; -14: out of gas): bounced.
+		expect(landedOutcome({ jetton: true, deposit: ok(), jettonWallet: computeFailed(709) })).toMatchObject({ status: "failed", reason: expect.stringMatching(/deposit's jetton wallet did not take the transfer \(exit code 709\)/) });
+		// Executed but sent no internal_transfer on: nothing moved either.
+		expect(landedOutcome({ jetton: true, deposit: ok(), jettonWallet: ok([{ opcode: "0xd53276db" }]) })).toMatchObject({ status: "failed" });
+		expect(landedOutcome({ jetton: true, deposit: ok(), jettonWallet: forwarded, destination: computeFailed(707) })).toMatchObject({ status: "failed", reason: expect.stringMatching(/receiving jetton wallet did not take the transfer \(exit code 707\)/) });
+		// The deposit's own message not sent: its jetton wallet is never asked.
+		expect(landedOutcome({ jetton: true, deposit: ok([]), jettonWallet: null })).toMatchObject({ status: "failed", reason: expect.stringMatching(/action skipped/) });
 	});
 });
