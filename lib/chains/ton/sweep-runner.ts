@@ -528,7 +528,8 @@ export class TonSweepRunner {
 		const need = toBaseUnits(req.amount, token.decimals);
 		const busy = await this.busyWallets();
 		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		const toppedUp = own.find(s => s.kind === "topup");
+		// A top-up's deposit that is blocked no longer holds the request to it.
+		const toppedUp = own.find(s => s.kind === "topup" && !this.holds.get(holdKeyOf(this.holdKey(s.toAddress, req.tokenId)))?.blockedAt);
 		let ungassed: { c: SweepableCheckout; jettons: bigint } | null = null;
 		for (const c of settled) {
 			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
