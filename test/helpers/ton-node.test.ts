@@ -394,7 +394,7 @@ describeNode("TON test node (@ton/sandbox behind a toncenter v3 facade)", () => 
 		// ton-index-go's walletInformation: an indexed account that is neither a wallet nor uninit is "not a wallet".
 		const wi = await node.api<J>(`/api/v3/walletInformation?address=${v4.friendly}`);
 		expect(wi).toEqual({ status: 409, body: { error: "not a wallet" } });
-	});
+	}, 240_000); // 300 emulated transactions: ~55 s alone, past 60 s on a loaded machine
 
 	it("traces and adjacentTransactions: the jetton transfer's trace as ton-index-go's Trace; a forged notification comes from the attacker's wallet, not a jetton wallet", async () => {
 		const usdt = await node.deployJetton();
