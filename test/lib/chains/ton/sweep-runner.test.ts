@@ -372,6 +372,48 @@ describe("TON sweep runner on the TON test node", () => {
 		expect(await db.app.models.SweepHold.count({ where: { networkId: NET } })).toBe(0);
 	}, 300_000);
 
+	it("a TON sweep that lands but sends nothing (forward fees raised 10x: its message skipped) fails with its fee in the ledger; swept after the pause, which clears the hold", async () => {
+		const c = await checkout(TON_ID, "0.04", 9);
+		await chain.pay(chain.faucet, c.addr, 40_000_000n, { bounce: false });
+		await chain.settle();
+		const r = runner();
+		forwardPricesTimes(10n);
+		let first;
+		try {
+			first = await stepUntil("TON sweep failed", async () => (await sweepsOf(c.depositAddress)).find(s => s.status === "failed"), r);
+		} finally {
+			forwardPricesTimes(1n);
+		}
+		if (process.env.DEBUG_SWEEP) console.log(first.reason, first.feePaid, chain.balance(c.addr));
+		expect(first.reason).toMatch(/failed on chain: accepted, but its message was not sent \(action skipped\)/);
+		// Its fee was the merchant's TON: a `fee` entry equal to the record's, and the ledger equals what the deposit still holds.
+		const fee = ledger.filter(e => e.kind === "fee" && e.refId === first.id);
+		expect(fee).toHaveLength(1);
+		expect(toBaseUnits(fee[0].amount.replace(/^-/, ""), 9)).toBe(BigInt(first.feePaid!));
+		expect(chain.balance(c.addr)).toBe(40_000_000n - BigInt(first.feePaid!));
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+		expect((await db.app.models.SweepHold.findOne({ where: { networkId: NET, tokenId: TON_ID } }))!.failures).toBe(1);
+		// What is left (0.002 TON) is below a sweep's minimum: a later payment to the deposit (credited to its
+		// checkout) makes it worth sweeping again, but the hold's pause comes first; then swept, the hold deleted.
+		const left = chain.balance(c.addr);
+		await chain.pay(chain.faucet, c.addr, 50_000_000n, { bounce: false });
+		await chain.settle();
+		// The deposit is a deployed wallet now: it paid its own compute fee on receipt. Credited here with what it kept.
+		const kept = chain.balance(c.addr) - left;
+		expect(kept > 49_000_000n && kept <= 50_000_000n).toBe(true);
+		ledger.push({ tokenId: TON_ID, kind: "credit", amount: fromBaseUnits(kept, 9), refType: "transaction", refId: c.transactionId });
+		chain.advanceTime(31);
+		await chain.seal();
+		await r.step(fence);
+		expect(await sweepsOf(c.depositAddress)).toHaveLength(1);
+		clockMs += 61_000;
+		const done = await stepUntil("TON sweep confirmed", async () => (await sweepsOf(c.depositAddress)).find(s => s.status === "confirmed"), r);
+		expect(chain.balance(c.addr)).toBe(0n);
+		expect(await ledgerEqualsChain(TON_ID)).toBe(true);
+		expect(done.id).not.toBe(first.id);
+		expect(await db.app.models.SweepHold.count({ where: { networkId: NET } })).toBe(0);
+	}, 300_000);
+
 	it("a crash after the message is recorded and before it is sent: the same message is sent after the restart, never a second one", async () => {
 		const c = await checkout(TON_ID, "2", 9);
 		await chain.pay(chain.faucet, c.addr, 2n * TON, { bounce: false });
