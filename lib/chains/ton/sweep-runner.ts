@@ -474,13 +474,15 @@ export class TonSweepRunner {
 	 * Wallets that must not sign a new message now: one with a sweep in flight (one message per
 	 * wallet at a time, so two never take one seqno), and a deposit whose last message's validUntil
 	 * has not passed at the last masterchain block (a destroyed wallet at seqno 0 would accept it again).
+	 * The sweeper wallet's top-ups are exempt from that window: the sweeper wallet is never destroyed,
+	 * so a top-up that landed used its seqno for good, and one that did not ended only once expired.
 	 */
 	private async busyWallets(): Promise<Set<string>> {
 		const { models, network } = this.deps;
 		const busy = new Set<string>();
 		for (const s of await sweepsInFlight(models, network.id)) busy.add(raw(s.fromAddress));
 		const since = new Date(this.deps.now().getTime() - 3_600_000);
-		const recent = await models.Sweep.findAll({ where: { networkId: network.id, status: { [Op.in]: ["confirmed", "failed"] }, updatedAt: { [Op.gte]: since } }, attributes: ["fromAddress", "rawTx"] });
+		const recent = await models.Sweep.findAll({ where: { networkId: network.id, kind: { [Op.ne]: "topup" }, status: { [Op.in]: ["confirmed", "failed"] }, updatedAt: { [Op.gte]: since } }, attributes: ["fromAddress", "rawTx"] });
 		for (const s of recent) {
 			const signed = signedOf(s);
 			if (signed && signed.validUntil >= this.head!.utime) busy.add(raw(s.fromAddress));

@@ -82,7 +82,7 @@ describe("TON sweep runner on the TON test node", () => {
 		failRequest: async () => undefined,
 	};
 
-	const runner = (over: Partial<{ api: TonApi }> = {}) =>
+	const runner = (over: Partial<{ api: TonApi; batchSize: number; validForSec: number }> = {}) =>
 		new TonSweepRunner({
 			sequelize: db.app.sequelize,
 			models: db.app.models,
@@ -91,7 +91,7 @@ describe("TON sweep runner on the TON test node", () => {
 			sweeperKey: async () => new Uint8Array(SWEEPER_SEED),
 			depositKey: index => tonCodec.derivePrivateKey(ABANDON_SEED, { isTestnet: false }, index),
 			ports,
-			settings: { batchSize: 255, maxAgeMs: 0, validForSec: 30, proofPolls: 2, proofMs: 0, maxFailures: 3, failureBackoffMs: 60_000 },
+			settings: { batchSize: over.batchSize ?? 255, maxAgeMs: 0, validForSec: over.validForSec ?? 30, proofPolls: 2, proofMs: 0, maxFailures: 3, failureBackoffMs: 60_000 },
 			now: () => new Date(Date.now() + clockMs),
 			logger: process.env.DEBUG_SWEEP ? console : { info: () => undefined, warn: () => undefined, error: () => undefined },
 		});
@@ -537,4 +537,28 @@ describe("TON sweep runner on the TON test node", () => {
 		expect(Buffer.from(await tonSweeperKey(words.join(" ")))).toEqual((await mnemonicToPrivateKey(words)).secretKey);
 		await expect(tonSweeperKey(words.slice().reverse().join(" "))).rejects.toThrow(/not a valid 24-word TON mnemonic/);
 	});
+	it("signs the next top-up batch as soon as the previous one landed: the sweeper wallet, never destroyed, has no replay window", async () => {
+		const paid = [];
+		for (let i = 0; i < 4; i++) {
+			const c = await checkout(USDT_ID, "3", 6);
+			await chain.mint(jetton, c.addr, 3_000_000n);
+			paid.push(c);
+		}
+		await chain.settle();
+		const topupsBefore = await db.app.models.Sweep.count({ where: { networkId: NET, kind: "topup" } });
+		// Two batches of two; each message valid for an hour of chain time, which the test never lets pass.
+		const r = runner({ batchSize: 2, validForSec: 3600 });
+		const addresses = paid.map(c => c.depositAddress);
+		await stepUntil("4 jetton sweeps confirmed", async () => (await db.app.models.Sweep.count({ where: { networkId: NET, kind: "token", status: "confirmed", fromAddress: addresses } })) === 4, r);
+		const topups = await db.app.models.Sweep.findAll({ where: { networkId: NET, kind: "topup" }, order: [["nonce", "ASC"]] });
+		expect(topups.length - topupsBefore).toBe(2);
+		const mine = topups.slice(topupsBefore);
+		expect(mine.map(t => t.status)).toEqual(["confirmed", "confirmed"]);
+		// The second was signed while the first's validUntil was still ahead (seqno + 1, not a replay).
+		const [first, second] = mine.map(t => signedOf(t)!);
+		expect(second.seqno).toBe(first.seqno + 1);
+		expect(second.validUntil - first.validUntil).toBeLessThan(3600);
+		for (const d of paid) expect(await chain.jettonBalance(jetton, d.addr)).toBe(0n);
+		expect(await ledgerEqualsChain(USDT_ID)).toBe(true);
+	}, 300_000);
 });
