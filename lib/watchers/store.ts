@@ -5,8 +5,9 @@
  * a write after another watcher took over (a new, higher token) changes nothing and fails with
  * LeaseLostError, so two watchers never both record for one network.
  */
-import { Op, Sequelize, UniqueConstraintError } from "sequelize";
+import { Op, QueryOptions, Sequelize, Transaction, UniqueConstraintError } from "sequelize";
 import { inTransaction } from "../db";
+import { toAmountString } from "../money";
 import type { Models } from "../../models";
 import type { ChainCursor, ChainTransfer, ChainTransferReported } from "../../models/chain.model";
 import { MEMPOOL_BLOCK_HASH } from "../chains/source";
@@ -117,11 +118,43 @@ export async function commitRange(
 		);
 		if (n !== 1) throw new LeaseLostError(lease.networkId);
 		if (transfers.length === 0) return;
-		const rows = transfers.map(tr => ({ ...tr, status: "active" as const, reported: "none" as const, reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now }));
-		for (let i = 0; i < rows.length; i += 500) {
-			await models.ChainTransfer.bulkCreate(rows.slice(i, i + 500), { transaction: t, ignoreDuplicates: true });
-		}
+		await insertTransfers(models, transfers, now, t);
 	});
+}
+
+/**
+ * Stores new transfers (status active, not yet reported), skipping any stored before (unique
+ * index: INSERT IGNORE / INSERT OR IGNORE). The statement bulkCreate would send, without its
+ * model instance per row: at thousands of transfers a second building them was most of a
+ * watcher's CPU (docs/benchmarks.md, TON chain watcher). Values go through the same column types
+ * (validation, DATE(3) with milliseconds, booleans) and the amount through the money setter's
+ * canonical form, so a row is stored exactly as bulkCreate stored it.
+ */
+async function insertTransfers(models: Models, transfers: readonly NewTransfer[], now: Date, transaction: Transaction): Promise<void> {
+	const model = models.ChainTransfer;
+	const queryInterface = model.sequelize!.getQueryInterface();
+	const attributes = model.getAttributes();
+	for (let i = 0; i < transfers.length; i += 500) {
+		const rows = transfers.slice(i, i + 500).map(tr => ({
+			id: null,
+			networkId: tr.networkId,
+			txHash: tr.txHash,
+			logIndex: tr.logIndex,
+			blockNumber: tr.blockNumber,
+			blockHash: tr.blockHash,
+			toAddress: tr.toAddress,
+			tokenId: tr.tokenId,
+			amount: toAmountString(String(tr.amount)),
+			status: "active",
+			reported: "none",
+			reportedConfirmations: null,
+			pending: true,
+			createdAt: now,
+			updatedAt: now,
+		}));
+		// ignoreDuplicates is read by bulkInsertQuery (as for bulkCreate) but missing from the QueryOptions type.
+		await queryInterface.bulkInsert(model.getTableName(), rows, { transaction, ignoreDuplicates: true } as QueryOptions, attributes);
+	}
 }
 
 /**
@@ -245,7 +278,7 @@ export async function recordReconciled(sequelize: Sequelize, models: Models, lea
 	await inTransaction(sequelize, async t => {
 		const [n] = await models.ChainCursor.update({ reconciledAt: now }, { where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token }, transaction: t });
 		if (n !== 1) throw new LeaseLostError(lease.networkId);
-		await models.ChainTransfer.bulkCreate([{ ...transfer, status: "active", reported: "none", reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now }], { transaction: t, ignoreDuplicates: true });
+		await insertTransfers(models, [transfer], now, t);
 	});
 }
 
@@ -269,10 +302,7 @@ export async function syncMempool(sequelize: Sequelize, models: Models, lease: L
 		const inPool = new Set(seen.map(key));
 		const fresh = seen.filter(x => !known.has(key(x)));
 		if (fresh.length) {
-			await models.ChainTransfer.bulkCreate(
-				fresh.map(x => ({ ...x, status: "active" as const, reported: "none" as const, reportedConfirmations: null, pending: true, createdAt: now, updatedAt: now })),
-				{ transaction: t, ignoreDuplicates: true },
-			);
+			await insertTransfers(models, fresh, now, t);
 		}
 		let superseded = 0;
 		let dropped = 0;
