@@ -128,12 +128,21 @@ export async function commitRange(
  * model instance per row: at thousands of transfers a second building them was most of a
  * watcher's CPU (docs/benchmarks.md, TON chain watcher). Values go through the same column types
  * (validation, DATE(3) with milliseconds, booleans) and the amount through the money setter's
- * canonical form, so a row is stored exactly as bulkCreate stored it.
+ * canonical form, so a row is stored exactly as bulkCreate stored it. The values every row shares
+ * (status, reported, pending, the times) are escaped once, by those types, not once a row.
  */
 async function insertTransfers(models: Models, transfers: readonly NewTransfer[], now: Date, transaction: Transaction): Promise<void> {
 	const model = models.ChainTransfer;
-	const queryInterface = model.sequelize!.getQueryInterface();
+	const sequelize = model.sequelize!;
+	const queryInterface = sequelize.getQueryInterface();
 	const attributes = model.getAttributes();
+	const generator = queryInterface.queryGenerator as { escape(value: unknown, field: unknown, options: { context: string }): string };
+	const escaped = (value: unknown, attribute: keyof typeof attributes) => sequelize.literal(generator.escape(value, attributes[attribute], { context: "INSERT" }));
+	const status = escaped("active", "status");
+	const reported = escaped("none", "reported");
+	const pending = escaped(true, "pending");
+	const createdAt = escaped(now, "createdAt");
+	const updatedAt = escaped(now, "updatedAt");
 	for (let i = 0; i < transfers.length; i += 500) {
 		const rows = transfers.slice(i, i + 500).map(tr => ({
 			id: null,
@@ -145,12 +154,12 @@ async function insertTransfers(models: Models, transfers: readonly NewTransfer[]
 			toAddress: tr.toAddress,
 			tokenId: tr.tokenId,
 			amount: toAmountString(String(tr.amount)),
-			status: "active",
-			reported: "none",
+			status,
+			reported,
 			reportedConfirmations: null,
-			pending: true,
-			createdAt: now,
-			updatedAt: now,
+			pending,
+			createdAt,
+			updatedAt,
 		}));
 		// ignoreDuplicates is read by bulkInsertQuery (as for bulkCreate) but missing from the QueryOptions type.
 		await queryInterface.bulkInsert(model.getTableName(), rows, { transaction, ignoreDuplicates: true } as QueryOptions, attributes);
