@@ -24,6 +24,14 @@ export interface SweeperConfig {
 	 * `solanaKeyBytes` turns it into the 64-byte secret key.
 	 */
 	solanaPrivateKey: string | null;
+	/**
+	 * SWEEPER_PRIVATE_KEY_POLKADOT: the Polkadot sweeper wallet (sr25519; pays asset deposits'
+	 * native top-ups): a BIP-39 mnemonic (optionally "//derivation") or a 32-byte hex seed
+	 * (polkadotSweeperPair). A secret: never logged.
+	 */
+	polkadotPrivateKey: string | null;
+	/** SWEEP_POLKADOT_ERA_PERIOD: blocks a signed Polkadot extrinsic stays valid (its mortal era). */
+	polkadotEraPeriod: number;
 	/** SWEEP_CONTRACTS_<SLUG>=<batcher>,<delegate>: the deployed sweep contracts of a network. */
 	contracts: Record<string, { batcher: string; delegate: string }>;
 	/** EIP7702_<SLUG>=false: the network has no EIP-7702 (token sweeps fall back to a gas top-up). */
@@ -61,6 +69,14 @@ export function tonSweeperKeyFromEnv(env: EnvVars): string | null {
 	if (!key) return null;
 	if (/^(0x)?([0-9a-fA-F]{64}|[0-9a-fA-F]{128})$/.test(key) || /^([a-z]+ ){23}[a-z]+$/.test(key)) return key;
 	throw new Error("Configuration: SWEEPER_PRIVATE_KEY_TON must be a 32-byte seed or 64-byte secret key in hex, or a 24-word TON mnemonic");
+}
+
+/** SWEEPER_PRIVATE_KEY_POLKADOT, checked for its form (the message never quotes it), or null when unset. */
+export function polkadotSweeperKeyFromEnv(env: EnvVars): string | null {
+	const key = env.SWEEPER_PRIVATE_KEY_POLKADOT?.trim().replace(/[ \t\n]+/g, " ") || null;
+	if (!key) return null;
+	if (/^(0x)?[0-9a-fA-F]{64}$/.test(key) || /^([a-z]+ ){11,23}[a-z]+(\/\/?[^\s/]+)*$/.test(key)) return key;
+	throw new Error("Configuration: SWEEPER_PRIVATE_KEY_POLKADOT must be a BIP-39 mnemonic (optionally with a //derivation) or a 32-byte hex seed");
 }
 
 /**
@@ -125,6 +141,8 @@ export function sweeperConfigFromEnv(env: EnvVars): SweeperConfig {
 		tonPrivateKey: tonSweeperKeyFromEnv(env),
 		tonValidForSec: int("SWEEP_TON_VALID_SEC", env.SWEEP_TON_VALID_SEC, 60, 10, 600),
 		solanaPrivateKey: solanaSweeperKeyFromEnv(env),
+		polkadotPrivateKey: polkadotSweeperKeyFromEnv(env),
+		polkadotEraPeriod: int("SWEEP_POLKADOT_ERA_PERIOD", env.SWEEP_POLKADOT_ERA_PERIOD, 64, 4, 65_536),
 		contracts,
 		eip7702Off,
 		pollMs: int("SWEEP_POLL_MS", env.SWEEP_POLL_MS, 15_000, 50, 3_600_000),
@@ -163,5 +181,5 @@ export const eip7702For = (config: SweeperConfig, slug: string) => !config.eip77
  * The chain types a sweeper service serves (services/sweeper-<type>.service.ts): a withdrawal
  * request is accepted only on their networks, so every accepted request has someone to pay it.
  */
-export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin", "ton", "solana"];
+export const SWEEPER_CHAIN_TYPES: readonly ChainType[] = ["evm", "bitcoin", "ton", "solana", "polkadot"];
 export const hasSweeper = (chainType: string) => (SWEEPER_CHAIN_TYPES as readonly string[]).includes(chainType);

@@ -9,6 +9,7 @@ const secrets = { AUTH_JWT_SECRET: "j".repeat(40), AUTH_REFRESH_SECRET: "r".repe
 describe.each([
 	["sweeper-solana", "SWEEPER_PRIVATE_KEY_SOLANA"],
 	["sweeper-ton", "SWEEPER_PRIVATE_KEY_TON"],
+	["sweeper-polkadot", "SWEEPER_PRIVATE_KEY_POLKADOT"],
 ])("%s in production", (service, variable) => {
 	it(`refuses to start without ${variable}`, async () => {
 		await expect(startNode({ services: ["networks", "transactions", "withdrawals", service], env: { NODE_ENV: "production", ...secrets } })).rejects.toThrow(new RegExp(`${variable} is required in production on nodes running ${service}`));

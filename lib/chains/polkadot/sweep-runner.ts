@@ -1,0 +1,548 @@
+/**
+ * The Polkadot sweeper's loop for one network (docs/withdrawals.md "Polkadot sweeps"). Each step:
+ * 1. carries every sweep in flight one state further: planned -> signed (the extrinsic's bytes,
+ *    hash, nonce and mortal era (birth block, period, death) recorded in `rawTx` BEFORE it is
+ *    submitted, so a crash submits the same bytes, never new ones) -> broadcast -> confirmed
+ *    (ledger written) or failed. Its fate is `sendVerdict` read from the FINALIZED chain only:
+ *    landed (found in a finalized block of its era window), dead (the finalized head is past the
+ *    era, it is in no block of the window, the signer's nonce did not pass it: only then are its
+ *    funds planned again), superseded (another extrinsic took the nonce: counted towards a stall
+ *    for an operator) or pending (the same bytes are submitted again);
+ * 2. pays pending withdrawal requests exactly (native: `transferKeepAlive` of the amount from a
+ *    deposit that holds it, its fee and the ED);
+ * 3. plans new sweeps: a native deposit's whole balance (`transferAll`, reaped); asset deposits get
+ *    a batched native top-up from the sweeper wallet (`utility.batchAll`), then each sends its
+ *    whole asset balance with `assets.transfer`.
+ *
+ * The records' `nonce` is the shared counter of lib/sweeps/store.ts (UNIQUE per wallet), not the
+ * account nonce (a reaped deposit comes back at 0); the account nonce is in `rawTx` (PolkadotSigned).
+ * A wallet signs one extrinsic at a time, and a deposit is swept again only after its previous
+ * extrinsic's era is over at the finalized head (a reaped, re-funded account at nonce 0 would
+ * accept it again until then).
+ */
+import type { ApiPromise } from "@polkadot/api";
+import type { KeyringPair } from "@polkadot/keyring/types";
+import { Op, type Sequelize } from "sequelize";
+import type { Models } from "../../../models";
+import type { Sweep, SweepHold, SweepItem } from "../../../models/sweep.model";
+import type { SweepOutcome } from "../../metrics";
+import { fromBaseUnits, toBaseUnits } from "../../money";
+import { holdKeyOf, holdsOf, isHeld, recordHoldFailure, clearHolds, type HoldKey } from "../../sweeps/holds";
+import { countUnseen, type ProofRule } from "../../sweeps/proof";
+import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { Reservations } from "../../sweeps/reservations";
+import { advanceInFlight, checkLease, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import type { SweepHoldScope } from "../../../models/sweep.model";
+import * as dot from "./sweep";
+
+export interface PolkadotSweeperSettings extends ProofRule {
+	/** Deposits per top-up extrinsic (utility.batchAll). */
+	batchSize: number;
+	/** Asset deposits wait for a full batch at most this long. */
+	maxAgeMs: number;
+	/** Blocks a signed extrinsic stays valid (its mortal era; a power of two, 4..65536). */
+	eraPeriod: number;
+	maxFailures: number;
+	failureBackoffMs: number;
+}
+
+export interface PolkadotSweepRunnerDeps {
+	sequelize: Sequelize;
+	models: Models;
+	api: () => Promise<ApiPromise>;
+	network: SweepNetwork;
+	ss58Format: number;
+	/** The sweeper wallet (sr25519), null when not configured (asset sweeps then wait). */
+	sweeperKey: () => Promise<KeyringPair | null>;
+	/** A deposit's 32-byte ed25519 seed (the codec's). */
+	depositKey(index: number): Promise<Uint8Array>;
+	ports: SweeperPorts;
+	settings: PolkadotSweeperSettings;
+	now: () => Date;
+	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+	/** Submits signed bytes (default author_submitExtrinsic); tests withhold them. */
+	submit?: (api: ApiPromise, hex: string) => Promise<void>;
+	onFailure?: (err: unknown) => void;
+	onOutcome?: (outcome: SweepOutcome) => void;
+	onBlocked?: (scope: SweepHoldScope) => void;
+}
+
+/**
+ * A Polkadot sweep record's signed bytes (`rawTx`, JSON): what is submitted, and what it signs
+ * (the account nonce, the era window), plus what was computed when it was signed (the amount it
+ * moves, a top-up's total), so nothing is re-derived after a crash. `txHash` is the extrinsic hash.
+ */
+export interface PolkadotSigned {
+	hex: string;
+	nonce: number;
+	/** The era's checkpoint block (its hash is in the signed payload). */
+	birth: number;
+	birthHash: string;
+	period: number;
+	/** The first block it can no longer be in. */
+	death: number;
+	/** Asset sweep / payment: base units moved. */
+	amount?: string;
+	/** Top-up: planck sent to each deposit. */
+	each?: string;
+}
+
+interface Head {
+	number: number;
+	hash: string;
+}
+
+interface AccountView {
+	nonce: number;
+	free: bigint;
+}
+
+export const signedOf = (s: Pick<Sweep, "rawTx">): PolkadotSigned | null => (s.rawTx ? (JSON.parse(s.rawTx) as PolkadotSigned) : null);
+
+function briefly(err: unknown): string {
+	const text = err instanceof Error ? err.message : String(err);
+	return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+const defaultSubmit = async (api: ApiPromise, hex: string) => {
+	await api.rpc.author.submitExtrinsic(hex);
+};
+
+export class PolkadotSweepRunner {
+	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
+	private lost: AbortSignal | null = null;
+	private head: Head = { number: 0, hash: "" };
+	private api!: ApiPromise;
+	private holds = new Map<string, SweepHold>();
+	private warnedNoKey = false;
+	private readonly waiting = new Set<string>();
+	/** Per sweep: the next block of its era window not yet searched (the search resumes there). */
+	private readonly scanned = new Map<string, number>();
+	private fees = new Map<string, bigint>();
+
+	constructor(private readonly deps: PolkadotSweepRunnerDeps) {}
+
+	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
+		this.fence = fence;
+		this.lost = lost ?? null;
+		this.api = await this.deps.api();
+		this.head = await this.finalizedHead();
+		this.fees = new Map();
+		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
+		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
+		await this.executeRequests();
+		checkLease(fence, this.lost);
+		await this.plan();
+	}
+
+	private token(tokenId: string): SweepToken | undefined {
+		return this.deps.network.tokens.find(t => t.tokenId === tokenId);
+	}
+
+	private native(): SweepToken | undefined {
+		return this.deps.network.tokens.find(t => t.contractAddress === "");
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// The chain, at the finalized head
+
+	private async finalizedHead(): Promise<Head> {
+		const hash = (await this.api.rpc.chain.getFinalizedHead()).toHex();
+		const header = await this.api.rpc.chain.getHeader(hash);
+		return { number: header.number.toNumber(), hash };
+	}
+
+	private async account(address: string): Promise<AccountView> {
+		const at = await this.api.at(this.head.hash);
+		const a = (await at.query.system.account(address)) as unknown as { nonce: { toNumber(): number }; data: { free: { toString(): string } } };
+		return { nonce: a.nonce.toNumber(), free: BigInt(a.data.free.toString()) };
+	}
+
+	private async assetBalance(assetId: string, address: string): Promise<bigint> {
+		const at = await this.api.at(this.head.hash);
+		const a = (await at.query.assets.account(assetId, address)) as unknown as { isSome: boolean; unwrap(): { balance: { toString(): string } } };
+		return a.isSome ? BigInt(a.unwrap().balance.toString()) : 0n;
+	}
+
+	private ed(): bigint {
+		return BigInt(this.api.consts.balances.existentialDeposit.toString());
+	}
+
+	/** The fee of a transfer from `from` (asset or native), estimated once a step per kind. */
+	private async feeOf(kind: "native" | "asset", from: string, token: SweepToken): Promise<bigint> {
+		const known = this.fees.get(kind);
+		if (known !== undefined) return known;
+		const tx = kind === "native" ? this.api.tx.balances.transferAll(from, false) : this.api.tx.assets.transfer(token.contractAddress, from, 1n);
+		const info = await tx.paymentInfo(from);
+		const fee = BigInt(info.partialFee.toString());
+		this.fees.set(kind, fee);
+		return fee;
+	}
+
+	private async submit(hex: string): Promise<void> {
+		await (this.deps.submit ?? defaultSubmit)(this.api, hex);
+	}
+
+	/** Where the extrinsic `hash` is among the finalized blocks of its window (resuming the last search). */
+	private async find(s: Sweep, signed: PolkadotSigned): Promise<{ blockHash: string; index: number } | null> {
+		const last = Math.min(this.head.number, signed.death);
+		for (let n = this.scanned.get(s.id) ?? signed.birth; n <= last; n++) {
+			const blockHash = (await this.api.rpc.chain.getBlockHash(n)).toHex();
+			const block = await this.api.rpc.chain.getBlock(blockHash);
+			const index = block.block.extrinsics.findIndex(x => x.hash.toHex() === s.txHash);
+			if (index >= 0) return { blockHash, index };
+			this.scanned.set(s.id, n + 1);
+		}
+		return null;
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Sweeps in flight
+
+	private async advance(s: Sweep): Promise<void> {
+		const { sequelize, models, now, logger, network } = this.deps;
+		if (s.status === "planned") {
+			const signed = await this.sign(s);
+			if (signed === "later") return;
+			if (!signed) {
+				await this.end(s, "failed", { reason: "nothing to send, or not worth its fee" }, "skipped");
+				return;
+			}
+			await recordSigned(sequelize, models, this.fence, s, { raw: JSON.stringify(signed.record), hash: signed.hash }, 0, now());
+		}
+		const signed = signedOf(s)!;
+		if (s.status === "signed") {
+			// Recorded first: a crash here, or a submit that fails, submits these same bytes next step.
+			const sent = await this.submit(signed.hex).then(
+				() => true,
+				err => (logger.warn(`Sweep ${s.id}: submit: ${briefly(err)}; the same extrinsic is submitted again at the next step`), false),
+			);
+			if (sent) {
+				await recordBroadcast(sequelize, models, this.fence, s, now());
+				this.deps.onOutcome?.("broadcast");
+				return;
+			}
+		}
+		const where = await this.find(s, signed);
+		// The nonce only matters once the window is over (read after the search, at the same head).
+		const finalizedNonce = where || this.head.number < signed.death ? 0 : (await this.account(s.fromAddress)).nonce;
+		const verdict = dot.sendVerdict({ found: where !== null, finalized: this.head.number, death: signed.death, finalizedNonce, nonce: signed.nonce });
+		if (verdict === "landed") {
+			await this.landed(s, signed, where!);
+			this.scanned.delete(s.id);
+			return;
+		}
+		if (verdict === "dead") {
+			await this.end(s, "failed", { reason: `extrinsic ${s.txHash} not in any finalized block of its era (#${signed.birth}..#${signed.death - 1}; finalized #${this.head.number}), nonce ${signed.nonce} unused` });
+			this.scanned.delete(s.id);
+			if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: "the payment's extrinsic expired unincluded; signed again" });
+			logger.warn(`Sweep ${s.id} on ${network.slug}: extrinsic expired unincluded; its funds will be planned again`);
+			return;
+		}
+		if (verdict === "superseded") {
+			await countUnseen({ ...this.deps, network, rule: this.deps.settings }, this.fence, s, false, `nonce ${signed.nonce} of ${s.fromAddress} was used`);
+			return;
+		}
+		if (s.status === "stalled" || s.status === "signed") return;
+		// Pending: the same bytes again (a pool may drop an extrinsic; "already imported" is fine).
+		await this.submit(signed.hex).catch(err => logger.info(`Sweep ${s.id}: resubmit: ${briefly(err)}`));
+	}
+
+	/** Signs a planned sweep from the finalized state now. Null: nothing to send; "later": not now. */
+	private async sign(s: Sweep): Promise<{ hash: string; record: PolkadotSigned } | null | "later"> {
+		const { models, settings } = this.deps;
+		const api = this.api;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
+		const token = this.token(s.tokenId);
+		if (!token || items.length === 0) return null;
+		const era = { current: this.head.number, birthHash: this.head.hash, period: settings.eraPeriod };
+		const record = (signed: dot.SignedExtrinsic & dot.EraWindow, nonce: number, extra: Partial<PolkadotSigned> = {}) => ({
+			hash: signed.hash,
+			record: { hex: signed.hex, nonce, birth: signed.birth, birthHash: this.head.hash, period: signed.period, death: signed.death, ...extra },
+		});
+		if (s.kind === "topup") {
+			const pair = await this.deps.sweeperKey();
+			if (!pair) return "later";
+			const ed = this.ed();
+			const fee = await this.feeOf("asset", items[0].depositAddress, token);
+			// Enough for the asset transfer's fee twice over and the ED: the deposit is never reaped with dust.
+			const each = ed + 2n * fee;
+			const need: string[] = [];
+			for (const i of items) if ((await this.account(i.depositAddress)).free < ed + fee) need.push(i.depositAddress);
+			if (need.length === 0) return null;
+			const w = await this.account(s.fromAddress);
+			if (w.free < BigInt(need.length) * each + ed + fee) throw new Error(`the sweeper wallet ${s.fromAddress} holds ${w.free} planck, too little for ${need.length} top-up(s)`);
+			const calls = need.map(d => api.tx.balances.transferKeepAlive(d, each));
+			const signed = dot.signExtrinsic(api, api.tx.utility.batchAll(calls), pair, { ...era, nonce: w.nonce });
+			return record(signed, w.nonce, { each: each.toString() });
+		}
+		const item = items[0];
+		const pair = dot.depositPair(await this.deps.depositKey(item.derivationIndex), this.deps.ss58Format);
+		if (!dot.sameAccount(pair.address, item.depositAddress)) throw new Error(`deposit key ${item.derivationIndex} is not the key of ${item.depositAddress}`);
+		const a = await this.account(item.depositAddress);
+		if (s.kind === "native" && s.requestId) {
+			const amount = toBaseUnits(await requestAmount(models, s.requestId), token.decimals);
+			const fee = await this.feeOf("native", item.depositAddress, token);
+			if (a.free < amount + fee + this.ed()) return null;
+			const signed = dot.signExtrinsic(api, api.tx.balances.transferKeepAlive(s.toAddress, amount), pair, { ...era, nonce: a.nonce });
+			return record(signed, a.nonce, { amount: amount.toString() });
+		}
+		if (s.kind === "native") {
+			if (a.free <= 0n) return null;
+			const signed = dot.signExtrinsic(api, api.tx.balances.transferAll(s.toAddress, false), pair, { ...era, nonce: a.nonce });
+			return record(signed, a.nonce);
+		}
+		if (s.kind === "token") {
+			const units = s.requestId ? toBaseUnits(await requestAmount(models, s.requestId), token.decimals) : await this.assetBalance(token.contractAddress, item.depositAddress);
+			if (units <= 0n) return null;
+			const fee = await this.feeOf("asset", item.depositAddress, token);
+			if (a.free < this.ed() + fee) return "later"; // its top-up first
+			// The whole balance (the asset account goes away); a request's exact amount keeps the rest alive.
+			const call = s.requestId ? api.tx.assets.transferKeepAlive(token.contractAddress, s.toAddress, units) : api.tx.assets.transfer(token.contractAddress, s.toAddress, units);
+			const signed = dot.signExtrinsic(api, call, pair, { ...era, nonce: a.nonce });
+			return record(signed, a.nonce, { amount: units.toString() });
+		}
+		return null;
+	}
+
+	/** In a finalized block: the ledger gets what really moved, read from its events. */
+	private async landed(s: Sweep, signed: PolkadotSigned, where: { blockHash: string; index: number }): Promise<void> {
+		const { models, network, ports, logger } = this.deps;
+		const items = await models.SweepItem.findAll({ where: { sweepId: s.id }, order: [["id", "ASC"]] });
+		const out = dot.outcomeOf(await dot.eventsAt(this.api, where.blockHash), where.index, s.fromAddress);
+		const native = this.native()!;
+		const token = this.token(s.tokenId)!;
+		const hash = s.txHash!;
+		const item = items[0];
+		// A native deposit pays its own fee (the merchant's); an asset deposit's fee is the sweeper's top-up (the operator's).
+		const merchantPaysFee = s.kind === "native";
+		if (!out.success) {
+			if (merchantPaysFee) await this.recordFee(item, native, out.fee + out.dust, s.id);
+			await this.end(s, "failed", { feePaid: out.fee.toString(), reason: `ExtrinsicFailed in ${where.blockHash}: ${out.error ?? "unknown"}` });
+			if (s.kind !== "topup") await this.holdFailure({ networkId: network.id, scope: "deposit", address: item.depositAddress, tokenId: item.tokenId }, `extrinsic ${hash} failed: ${out.error ?? "unknown"}`);
+			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payment's extrinsic failed on chain; retried" });
+			return;
+		}
+		if (s.kind === "topup") {
+			// The operator's native (as EVM gas top-ups): on the record, not in a merchant's ledger.
+			await this.end(s, "confirmed", { feePaid: out.fee.toString() });
+			return;
+		}
+		await this.clearDepositHolds(items);
+		if (s.kind === "native") {
+			await this.recordFee(item, native, out.fee + out.dust, s.id);
+			if (s.requestId) {
+				await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
+				await this.end(s, "confirmed", { feePaid: out.fee.toString() });
+				logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
+				return;
+			}
+			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(out.nativeOut, native.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
+			await this.end(s, "confirmed", { feePaid: out.fee.toString() });
+			logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${hash}`);
+			return;
+		}
+		const moved = out.assetsOut.get(token.contractAddress) ?? 0n;
+		if (s.requestId) {
+			await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
+			await this.end(s, "confirmed", { feePaid: out.fee.toString() });
+			logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${fromBaseUnits(moved, token.decimals)} ${token.symbol}, ${hash}`);
+			return;
+		}
+		await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(moved, token.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
+		await this.end(s, "confirmed", { feePaid: out.fee.toString() });
+		logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${fromBaseUnits(moved, token.decimals)} ${token.symbol}, ${hash}`);
+	}
+
+	private async recordFee(item: SweepItem, native: SweepToken, fee: bigint, sweepId: string): Promise<void> {
+		if (fee <= 0n) return;
+		await this.deps.ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: this.deps.network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: sweepId, fence: this.fence });
+	}
+
+	private async end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
+		const ended = await finishSweep(this.deps.sequelize, this.deps.models, this.fence, s, status, fields, this.deps.now());
+		if (ended) this.deps.onOutcome?.(outcome);
+		return ended;
+	}
+
+	// ---- holds (lib/sweeps/holds.ts): deposits whose extrinsics failed on chain ----------------
+
+	private held(address: string, tokenId: string): boolean {
+		return isHeld(this.holds.get(holdKeyOf({ networkId: this.deps.network.id, scope: "deposit", address, tokenId })), this.deps.now());
+	}
+
+	private async holdFailure(key: HoldKey, reason: string): Promise<void> {
+		const { models, settings, now, logger, network } = this.deps;
+		const { hold, blockedNow } = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
+		this.holds.set(holdKeyOf(key), hold);
+		if (blockedNow) {
+			logger.error(`Sweeper: ${key.scope} ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from there until support clears it (sweeper-polkadot.support.clearHold)`);
+			this.deps.onBlocked?.(key.scope);
+		}
+	}
+
+	private async clearDepositHolds(items: SweepItem[]): Promise<void> {
+		const keys = items.map(i => ({ networkId: this.deps.network.id, scope: "deposit" as const, address: i.depositAddress, tokenId: i.tokenId })).filter(k => this.holds.has(holdKeyOf(k)));
+		await clearHolds(this.deps.models, keys);
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Which wallets may sign now
+
+	/**
+	 * Wallets (account keys) that must not sign now: one with a sweep in flight (one extrinsic per
+	 * wallet at a time), and one whose last extrinsic's era is not over at the finalized head (a
+	 * reaped deposit, re-funded, is back at nonce 0 and would accept that extrinsic again).
+	 */
+	private async busyWallets(): Promise<Set<string>> {
+		const { models, network } = this.deps;
+		const busy = new Set<string>();
+		for (const s of await sweepsInFlight(models, network.id)) busy.add(dot.accountKey(s.fromAddress));
+		const since = new Date(this.deps.now().getTime() - 24 * 3_600_000);
+		const recent = await models.Sweep.findAll({ where: { networkId: network.id, status: { [Op.in]: ["confirmed", "failed"] }, updatedAt: { [Op.gte]: since } }, attributes: ["fromAddress", "rawTx"] });
+		for (const s of recent) {
+			const signed = signedOf(s);
+			if (signed && signed.death > this.head.number) busy.add(dot.accountKey(s.fromAddress));
+		}
+		return busy;
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Withdrawal requests
+
+	private async executeRequests(): Promise<void> {
+		const { ports, network, models } = this.deps;
+		let settled: SweepableCheckout[] | null = null;
+		await forEachPendingRequest(ports, network.id, async req => {
+			if (!settled) {
+				const all = await ports.sweepable({ networkId: network.id });
+				const swept = await sweptTransactions(models, all.map(c => c.transactionId));
+				settled = all.filter(c => !swept.has(c.transactionId));
+			}
+			await this.executeRequest(req, settled);
+		});
+	}
+
+	/**
+	 * A request is paid exactly from one deposit of the merchant that holds it: native with its fee
+	 * and the ED kept (`transferKeepAlive`); an asset with the deposit's native for the fee (a
+	 * top-up from the sweeper wallet first when it lacks it) by `assets.transferKeepAlive`. What
+	 * the deposit keeps is swept later as usual.
+	 */
+	private async executeRequest(req: WithdrawalRequestView, settled: SweepableCheckout[]): Promise<void> {
+		const { ports, network, models, sequelize, logger, now } = this.deps;
+		const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
+		if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) return; // in flight, or paid
+		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
+			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the Polkadot sweeper", final: true });
+			return;
+		}
+		const token = this.token(req.tokenId);
+		if (!token) return;
+		const need = toBaseUnits(req.amount, token.decimals);
+		const busy = await this.busyWallets();
+		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		const toppedUp = own.find(s => s.kind === "topup");
+		const ed = this.ed();
+		let ungassed: { c: SweepableCheckout; units: bigint } | null = null;
+		for (const c of settled) {
+			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(dot.accountKey(c.depositAddress)) || this.held(c.depositAddress, c.tokenId)) continue;
+			if (toppedUp && !dot.sameAccount(toppedUp.toAddress, c.depositAddress)) continue; // finish on the deposit that got the native
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "polkadot", transactionId: c.transactionId });
+			if (target?.source === "payment") continue; // those funds belong to the checkout's own address
+			const a = await this.account(c.depositAddress);
+			if (token.contractAddress !== "") {
+				const units = await this.assetBalance(token.contractAddress, c.depositAddress);
+				if (units < need) continue;
+				if (a.free < ed + (await this.feeOf("asset", c.depositAddress, token))) {
+					ungassed ??= { c, units };
+					continue;
+				}
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, units)], requestId: req.id }, now());
+				return;
+			}
+			if (a.free < need + ed + (await this.feeOf("native", c.depositAddress, token))) continue;
+			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, a.free)], requestId: req.id }, now());
+			return;
+		}
+		if (ungassed) {
+			const pair = await this.deps.sweeperKey();
+			if (pair && !busy.has(dot.accountKey(pair.address))) {
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: pair.address, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [this.item(ungassed.c, token, ungassed.units)], requestId: req.id }, now());
+				return;
+			}
+		}
+		if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} ${token.symbol} and its fee yet (or the sweeper wallet is busy or not configured); it stays pending`);
+		this.waiting.add(req.id);
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Planning
+
+	private async plan(): Promise<void> {
+		const { ports, network, models, sequelize, settings, logger, now } = this.deps;
+		const settled = await ports.sweepable({ networkId: network.id });
+		if (settled.length === 0) return;
+		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
+		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
+		const busy = await this.busyWallets();
+		const reservations = new Reservations({ sequelize, models, now, ownAddressCheckouts: a => ports.ownAddressCheckouts(a) }, network.id);
+		const ed = this.ed();
+		const toTopUp = new Map<string, Array<{ c: SweepableCheckout; amount: bigint; settings: boolean }>>();
+		for (const c of settled) {
+			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(dot.accountKey(c.depositAddress)) || this.held(c.depositAddress, c.tokenId)) continue;
+			const token = this.token(c.tokenId);
+			if (!token) continue;
+			const route = await ports.route({ organizationId: c.organizationId, transactionId: c.transactionId });
+			if (route.via !== "direct") continue; // held, or bridged (not wired to the Polkadot sweeper): kept at the deposit
+			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "polkadot", transactionId: c.transactionId });
+			if (!target) continue;
+			const fromSettings = target.source === "settings";
+			const a = await this.account(c.depositAddress);
+			if (token.contractAddress === "") {
+				// Worth sweeping when the merchant gets at least the ED after the fee (a new account needs it).
+				if (a.free < ed + 2n * (await this.feeOf("native", c.depositAddress, token))) continue;
+				const items = [this.item(c, token, a.free)];
+				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
+				const admit = fromSettings ? await reservations.guard(items) : undefined;
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: target.address, chainNonce: 0, items, admit }, now());
+				busy.add(dot.accountKey(c.depositAddress));
+				continue;
+			}
+			const units = await this.assetBalance(token.contractAddress, c.depositAddress);
+			if (units <= 0n) continue;
+			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(units, token.decimals)))) continue;
+			if (a.free >= ed + (await this.feeOf("asset", c.depositAddress, token))) {
+				const items = [this.item(c, token, units)];
+				const admit = fromSettings ? await reservations.guard(items) : undefined;
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: target.address, chainNonce: 0, items, admit }, now());
+				busy.add(dot.accountKey(c.depositAddress));
+				continue;
+			}
+			toTopUp.set(token.tokenId, [...(toTopUp.get(token.tokenId) ?? []), { c, amount: units, settings: fromSettings }]);
+		}
+		if (toTopUp.size === 0) return;
+		const pair = await this.deps.sweeperKey();
+		if (!pair) {
+			if (!this.warnedNoKey) logger.warn(`Sweeper: ${network.slug} has asset deposits to sweep but no SWEEPER_PRIVATE_KEY_POLKADOT; they stay at their deposit addresses`);
+			this.warnedNoKey = true;
+			return;
+		}
+		if (busy.has(dot.accountKey(pair.address))) return; // its previous extrinsic first: one nonce, one extrinsic
+		for (const [tokenId, group] of toTopUp) {
+			const token = this.token(tokenId)!;
+			const batch = group.slice(0, settings.batchSize);
+			const oldest = Math.min(...batch.map(d => new Date(d.c.completedAt).getTime()));
+			if (batch.length < settings.batchSize && now().getTime() - oldest < settings.maxAgeMs) continue;
+			const items = batch.map(d => this.item(d.c, token, d.amount));
+			const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId, fromAddress: pair.address, toAddress: pair.address, chainNonce: 0, items, admit }, now());
+			return; // one sweeper extrinsic at a time
+		}
+	}
+
+	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
+		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
+	}
+}
