@@ -50,16 +50,25 @@ export function parsePort(raw: string, what: string): number {
 	return port;
 }
 
-/** An http(s) JSON-RPC URL (the scripts speak JSON-RPC over HTTP). */
-export function parseHttpUrl(raw: string, what: string): string {
+/** A URL of one of `protocols` (not echoed when it does not parse: an RPC URL may carry a key). */
+function parseUrlOf(raw: string, what: string, protocols: readonly string[], kind: string, over: string, example: string): string {
 	const value = raw.trim();
 	let url: URL;
 	try {
 		url = new URL(value);
 	} catch {
-		// Not echoed: an RPC URL may carry a key.
-		throw new Error(`${what} must be an http(s) URL like http://127.0.0.1:8545 (the value given is not a URL)`);
+		throw new Error(`${what} must be ${kind} URL like ${example} (the value given is not a URL)`);
 	}
-	if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${what} must be an http(s) URL (JSON-RPC over HTTP), got a ${url.protocol} URL`);
+	if (!protocols.includes(url.protocol)) throw new Error(`${what} must be ${kind} URL (JSON-RPC over ${over}), got a ${url.protocol} URL`);
 	return value;
+}
+
+/** An http(s) JSON-RPC URL (the scripts speak JSON-RPC over HTTP). */
+export function parseHttpUrl(raw: string, what: string): string {
+	return parseUrlOf(raw, what, ["http:", "https:"], "an http(s)", "HTTP", "http://127.0.0.1:8545");
+}
+
+/** A ws(s) JSON-RPC URL (Substrate nodes: JSON-RPC over a WebSocket). */
+export function parseWsUrl(raw: string, what: string): string {
+	return parseUrlOf(raw, what, ["ws:", "wss:"], "a ws(s)", "a WebSocket", "ws://127.0.0.1:9944");
 }

@@ -72,8 +72,8 @@ export const CHAIN_SCOPE: SettingScope = {
 		"SWEEP_POLKADOT_ERA_PERIOD",
 	],
 	prefixes: ["RPC_URL_", "RPC_COOKIE_FILE_", "RPC_API_KEY_", "WATCHER_START_BLOCK_", "SWEEP_CONTRACTS_", "EIP7702_"],
-	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "sweeper-evm", "sweeper-bitcoin", "sweeper-ton", "sweeper-solana", "sweeper-polkadot"],
-	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, sweeper-evm, sweeper-bitcoin, sweeper-ton, sweeper-solana, sweeper-polkadot)",
+	services: ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "watcher-polkadot", "sweeper-evm", "sweeper-bitcoin", "sweeper-ton", "sweeper-solana", "sweeper-polkadot"],
+	where: "the watcher and sweeper nodes (services watcher-evm, watcher-bitcoin, watcher-solana, watcher-ton, watcher-polkadot, sweeper-evm, sweeper-bitcoin, sweeper-ton, sweeper-solana, sweeper-polkadot)",
 };
 
 export const SETTING_SCOPES: readonly SettingScope[] = [CATALOGUE_SCOPE, CHAIN_SCOPE];

@@ -42,6 +42,7 @@ const CHAIN_GROUPS: Record<string, string[]> = {
 	"watcher-bitcoin": ["watcher-bitcoin"],
 	"watcher-solana": ["watcher-solana"],
 	"watcher-ton": ["watcher-ton"],
+	"watcher-polkadot": ["watcher-polkadot"],
 	sweeper: ["sweeper-evm", "sweeper-bitcoin", "sweeper-ton", "sweeper-solana"],
 };
 
@@ -143,7 +144,7 @@ describe("docker-compose.yml", () => {
 		Object.fromEntries(Object.entries(compose.services[name].environment as Record<string, string>).map(([k, v]) => [k, interpolate(String(v), filled)])) as Env;
 
 	it("has MySQL, Redis, Kafka, the api and core nodes, the watchers and the sweeper, each with a health check", () => {
-		expect(Object.keys(compose.services).sort()).toEqual(["api", "core", "kafka", "mysql", "redis", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-solana", "watcher-ton"]);
+		expect(Object.keys(compose.services).sort()).toEqual(["api", "core", "kafka", "mysql", "redis", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-polkadot", "watcher-solana", "watcher-ton"]);
 		for (const [name, svc] of Object.entries<Doc>(compose.services)) expect([name, Array.isArray(svc.healthcheck?.test)]).toEqual([name, true]);
 	});
 
@@ -324,7 +325,7 @@ describe("k8s manifests", () => {
 		const errors = await validateK8s(objects.map(d => d.doc));
 		expect(objects.map((d, i) => [d.file, d.doc.kind, d.doc.metadata.name, errors[i]])).toEqual(objects.map(d => [d.file, d.doc.kind, d.doc.metadata.name, null]));
 		const kinds = objects.map(d => `${d.doc.apiVersion} ${d.doc.kind}`);
-		for (const [kind, count] of [["apps/v1 Deployment", 7], ["autoscaling/v2 HorizontalPodAutoscaler", 5], ["policy/v1 PodDisruptionBudget", 7], ["v1 Secret", 3]] as const) {
+		for (const [kind, count] of [["apps/v1 Deployment", 8], ["autoscaling/v2 HorizontalPodAutoscaler", 6], ["policy/v1 PodDisruptionBudget", 8], ["v1 Secret", 3]] as const) {
 			expect([kind, kinds.filter(k => k === kind).length]).toEqual([kind, count]);
 		}
 	});
@@ -361,7 +362,7 @@ describe("k8s manifests", () => {
 
 	it("runs the api, core, watcher and sweeper groups with limits, a locked-down container and known services", () => {
 		const deployments = byKind("Deployment");
-		expect(deployments.map(d => d.metadata.name).sort()).toEqual(["api", "core", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-solana", "watcher-ton"]);
+		expect(deployments.map(d => d.metadata.name).sort()).toEqual(["api", "core", "sweeper", "watcher-bitcoin", "watcher-evm", "watcher-polkadot", "watcher-solana", "watcher-ton"]);
 		const configMaps = new Set(byKind("ConfigMap").map(c => c.metadata.name));
 		const secrets = new Set(byKind("Secret").map(s => s.metadata.name));
 		for (const d of deployments) {
@@ -409,6 +410,7 @@ describe("k8s manifests", () => {
 		expect(secretRefs("watcher-bitcoin")).toEqual(["gateway-secrets", "gateway-rpc"]);
 		expect(secretRefs("watcher-solana")).toEqual(["gateway-secrets", "gateway-rpc"]);
 		expect(secretRefs("watcher-ton")).toEqual(["gateway-secrets", "gateway-rpc"]);
+		expect(secretRefs("watcher-polkadot")).toEqual(["gateway-secrets", "gateway-rpc"]);
 		expect(secretRefs("sweeper")).toEqual(["gateway-secrets", "gateway-rpc", "gateway-sweeper"]);
 		// The seed the core pods sealed into DATA_DIR, read-only for the sweepers.
 		const sweeper = named("Deployment", "sweeper");
@@ -456,7 +458,7 @@ describe("k8s manifests", () => {
 			for (const m of hpa.spec.metrics as Doc[]) expect(containerOf(target).resources.requests[m.resource.name]).toEqual(expect.any(String));
 		}
 		// Watchers keep a standby for failover.
-		for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton"]) expect(named("HorizontalPodAutoscaler", name).spec.minReplicas).toBeGreaterThanOrEqual(2);
+		for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "watcher-polkadot"]) expect(named("HorizontalPodAutoscaler", name).spec.minReplicas).toBeGreaterThanOrEqual(2);
 	});
 
 	it("protects every Deployment with a PodDisruptionBudget whose selector matches its pods, and only them", () => {
@@ -495,7 +497,7 @@ describe("k8s manifests", () => {
 			expect(() => loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY })).toThrow(/SWEEPER_PRIVATE_KEY_SOLANA must be a Solana secret key/);
 			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_SOLANA: SAMPLE_SOLANA_SWEEPER_KEY }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY, solanaPrivateKey: SAMPLE_SOLANA_SWEEPER_KEY });
 			// The watcher pods' readiness bound, set on them (it acts there only).
-			for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton"]) {
+			for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "watcher-polkadot"]) {
 				const lag = envOf(named("Deployment", name), "WATCHER_READY_MAX_LAG");
 				expect([name, loadConfig({ ...env, WATCHER_READY_MAX_LAG: lag }).watchers.readyMaxLag]).toEqual([name, Number(lag)]);
 				expect([name, Number(lag) > 0]).toEqual([name, true]);

@@ -14,7 +14,8 @@ export const POLKADOT_SS58 = 0;
 export const GENERIC_SS58 = 42;
 const BASE58_RE = /^[1-9A-HJ-NP-Za-km-z]+$/;
 
-function ss58Of(params?: ChainNetworkParams): number {
+/** The network's SS58 prefix: listenerConfig.ss58Prefix, else 0 (Polkadot) / 42 (testnets). */
+export function polkadotSs58Of(params?: ChainNetworkParams): number {
 	const prefix = params?.ss58Prefix ?? (params?.isTestnet ? GENERIC_SS58 : POLKADOT_SS58);
 	if (!Number.isInteger(prefix) || prefix < 0 || prefix > 16383) throw new TypeError(`Invalid SS58 prefix: ${prefix}`);
 	return prefix;
@@ -34,7 +35,7 @@ export const polkadotCodec: ChainCodec = {
 	chainType: "polkadot",
 	derivationPath,
 	async deriveAddress(seed, params, index) {
-		const ss58Format = ss58Of(params);
+		const ss58Format = polkadotSs58Of(params);
 		const pair = new Keyring({ type: "ed25519", ss58Format }).addFromSeed(privateKey(seed, index));
 		return { address: pair.address, path: derivationPath(index), publicKey: toHex(pair.publicKey) };
 	},
@@ -42,7 +43,7 @@ export const polkadotCodec: ChainCodec = {
 		return privateKey(seed, index);
 	},
 	normalizeAddress(address, params) {
-		const prefix = ss58Of(params);
+		const prefix = polkadotSs58Of(params);
 		const s = cleanAddressInput(address, 64);
 		// Base58 only: decodeAddress would otherwise take hex public keys as they are.
 		if (!s || !BASE58_RE.test(s)) return null;

@@ -16,6 +16,7 @@
  *   that rate-limits getBlock is documented in docs/watchers.md.
  */
 import { Connection, PublicKey, SolanaJSONRPCError, type VersionedBlockResponse } from "@solana/web3.js";
+import { mapLimit } from "../map-limit";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../source";
 import { blockCredits, ownerlessTokenAccounts, type SolanaCredit } from "./block";
 
@@ -83,20 +84,6 @@ function toRef(slot: number, b: { blockhash: string; previousBlockhash: string; 
 
 function isSkipped(err: unknown): boolean {
 	return err instanceof SolanaJSONRPCError && (err.code === SLOT_SKIPPED || err.code === LONG_TERM_STORAGE_SLOT_SKIPPED);
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight, results in order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-	const out: R[] = new Array(items.length);
-	let next = 0;
-	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-		while (next < items.length) {
-			const i = next++;
-			out[i] = await fn(items[i]);
-		}
-	});
-	await Promise.all(workers);
-	return out;
 }
 
 export class SolanaSource implements ChainSource {

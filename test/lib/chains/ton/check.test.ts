@@ -38,7 +38,7 @@ describe("chain:check arguments (TON)", () => {
 	});
 
 	it("the one command dispatches by chain type and names what it reads", async () => {
-		await expect(chainCheck(["ethereum"], env, () => undefined)).rejects.toThrow(/reads solana and ton networks so far; "ethereum" is evm/);
+		await expect(chainCheck(["ethereum"], env, () => undefined)).rejects.toThrow(/reads solana, ton, polkadot networks so far; "ethereum" is evm/);
 		await expect(chainCheck(["solana-devnet"], {}, () => undefined)).rejects.toThrow(/set RPC_URL_SOLANA_DEVNET/);
 		await expect(chainCheck(["--blocks", "2", "ton-testnet"], {}, () => undefined)).rejects.toThrow(/set RPC_URL_TON_TESTNET/);
 	});
