@@ -4,7 +4,7 @@
  * of a block read with the block's own metadata, receivers in the network's SS58 form, and the
  * finalized hash per number.
  */
-import { createPolkadotSource, type PolkadotSource } from "../../../../lib/chains/polkadot/source";
+import { createPolkadotSource, MAX_BLOCKS_PER_READ, type PolkadotSource } from "../../../../lib/chains/polkadot/source";
 import { startPolkadotNode, USDT, type PolkadotNode } from "../../../helpers/polkadot-node";
 
 const TOKENS = [
@@ -37,6 +37,19 @@ describe("Polkadot chain source on the chopsticks Asset Hub node", () => {
 		expect(blocks[1].parentHash).toBe(blocks[0].hash);
 		expect(await source.block(last.number + 1)).toBeNull();
 	});
+
+	it("reads a long range in bounded steps: at most MAX_BLOCKS_PER_READ blocks, each linked to the one before", async () => {
+		const start = await dot.head();
+		const end = await dot.newBlock(MAX_BLOCKS_PER_READ + 5);
+		const first = await source.blocks(start.number + 1, end.number);
+		expect(first.map(b => b.number)).toEqual(Array.from({ length: MAX_BLOCKS_PER_READ }, (_, i) => start.number + 1 + i));
+		const rest = await source.blocks(first[first.length - 1].number + 1, end.number);
+		expect(rest[rest.length - 1]).toMatchObject({ number: end.number, hash: end.hash });
+		const all = [...first, ...rest];
+		expect(all).toHaveLength(end.number - start.number);
+		for (let i = 1; i < all.length; i++) expect(all[i].parentHash).toBe(all[i - 1].hash);
+		expect(all[0].parentHash).toBe(start.hash);
+	}, 300_000);
 
 	it("finds a native transfer and a USDT transfer to a deposit, in the network's SS58 form, keyed by block hash and event index", async () => {
 		// Two payers: one extrinsic each in the same block (the pool's next nonce is not counted by chopsticks).
