@@ -315,4 +315,26 @@ describe("Polkadot sweep runner on chopsticks (Asset Hub runtime)", () => {
 		const tokenSweeps = new Set((await db.app.models.Sweep.findAll({ where: { networkId: NET, kind: "token" } })).map(s => s.id));
 		expect(ledger.some(e => e.kind === "fee" && tokenSweeps.has(e.refId))).toBe(false);
 	}, 400_000);
+
+	it("pays a USDT withdrawal request exactly after a native top-up of its deposit, the rest swept after; the ledger equals the chain", async () => {
+		const c = await checkout(USDT_ID, 10_000_000n);
+		await chain.mintAsset(USDT.id, c.depositAddress, 10_000_000n);
+		expect(await free(c.depositAddress)).toBe(0n);
+		const id = "00000000-0000-4000-8000-0000000d07b2";
+		const now = new Date();
+		await db.app.models.WithdrawalRequest.create({ id, organizationId: ORG, mode: "sandbox", userId: 1, amount: "4.5", tokenId: USDT_ID, sourceNetworkId: NET, destinationNetworkId: null, address: payee.address, strategy: 1, status: "pending", reason: null, txHash: null, createdAt: now, updatedAt: now, completedAt: null });
+		requests.push({ id, organizationId: ORG, mode: "sandbox", amount: "4.5", tokenId: USDT_ID, sourceNetworkId: NET, destinationNetworkId: null, address: payee.address, createdAt: now.toISOString(), status: "pending" });
+		const r = runner();
+		await stepUntil("USDT request paid", async () => requests.find(x => x.id === id)!.status === "completed", r, 40);
+		expect(await assetOf(payee.address)).toBe(4_500_000n);
+		const own = await db.app.models.Sweep.findAll({ where: { requestId: id }, order: [["createdAt", "ASC"]] });
+		expect(own.map(s => [s.kind, s.status])).toEqual([["topup", "confirmed"], ["token", "confirmed"]]);
+		await ledgerEqualsChain(USDT_ID);
+		// The rest (5.5 USDT) is swept to the merchant with the native the top-up left (no second top-up).
+		await stepUntil("rest swept", () => db.app.models.Sweep.findOne({ where: { networkId: NET, fromAddress: c.depositAddress, kind: "token", status: "confirmed", requestId: null } }), r, 30);
+		expect(await assetOf(c.depositAddress)).toBe(0n);
+		expect(await db.app.models.Sweep.count({ where: { networkId: NET, kind: "topup", toAddress: c.depositAddress } })).toBe(1);
+		expect(await free(c.depositAddress)).toBeGreaterThan(BigInt(chain.api.consts.balances.existentialDeposit.toString()));
+		await ledgerEqualsChain(USDT_ID);
+	}, 400_000);
 });
