@@ -13,7 +13,7 @@ import type { KeyringPair } from "@polkadot/keyring/types";
 import { chainParamsFor, codecFor } from "../lib/chains";
 import { PolkadotSweepRunner } from "../lib/chains/polkadot/sweep-runner";
 import { polkadotSweeperPair, sameAccount } from "../lib/chains/polkadot/sweep";
-import { GENERIC_SS58, POLKADOT_SS58 } from "../lib/chains/polkadot/codec";
+import { polkadotSs58Of } from "../lib/chains/polkadot/codec";
 import { hdSeed } from "../lib/payments/store";
 import { runnerSettings } from "../lib/sweeps/config";
 import { liveSweepNetwork, SweeperMixin } from "../mixins/sweeper.mixin";
@@ -37,7 +37,7 @@ const SweeperPolkadotService: ServiceSchema = {
 			createRunner(service, app, network, rpcUrl, hooks) {
 				const { config } = app;
 				const params = chainParamsFor(network);
-				const ss58Format = params.ss58Prefix ?? (params.isTestnet ? GENERIC_SS58 : POLKADOT_SS58);
+				const ss58Format = polkadotSs58Of(params);
 				const form = config.sweeper.polkadotPrivateKey;
 				// The key is never logged; its account's address is (to fund it).
 				const pair: Promise<KeyringPair> | null = form ? polkadotSweeperPair(form, ss58Format) : null;
