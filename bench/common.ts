@@ -183,12 +183,13 @@ export function gatewayEnv(o: GatewayEnvOptions, port: number, nodeEnv: "product
 		// Only makes the set-up sign-up fast; no request of a measured case may hash a password.
 		BCRYPT_ROUNDS: "4",
 		NODE_ID: `bench-${o.name}-${crypto.randomBytes(3).toString("hex")}`,
-		// Production refuses the EVM, Solana and TON sweepers without their wallets' keys. Fresh keys
+		// Production refuses the EVM, Solana, TON and Polkadot sweepers without their wallets' keys. Fresh keys
 		// each run, never funded and never used: no RPC_URL_* is set, so the sweepers follow no network.
 		// The node keeps every service, as `npm start` ships it, so the numbers stay comparable.
 		SWEEPER_PRIVATE_KEY: crypto.randomBytes(32).toString("hex"),
 		SWEEPER_PRIVATE_KEY_SOLANA: encodeBase58(Keypair.generate().secretKey),
 		SWEEPER_PRIVATE_KEY_TON: crypto.randomBytes(32).toString("hex"),
+		SWEEPER_PRIVATE_KEY_POLKADOT: `0x${crypto.randomBytes(32).toString("hex")}`,
 	};
 }
 

@@ -29,6 +29,9 @@ const SUPPORT_ACTIONS = [
 	"watcher-ton.support.cursors",
 	"watcher-ton.support.transfers",
 	"watcher-ton.support.rewind",
+	"watcher-polkadot.support.cursors",
+	"watcher-polkadot.support.transfers",
+	"watcher-polkadot.support.rewind",
 	"sweeper-evm.support.clearHold",
 	"sweeper-bitcoin.support.clearHold",
 	"sweeper-evm.support.resolveStalled",
@@ -36,6 +39,8 @@ const SUPPORT_ACTIONS = [
 	"sweeper-solana.support.resolveStalled",
 	"sweeper-ton.support.clearHold",
 	"sweeper-ton.support.resolveStalled",
+	"sweeper-polkadot.support.clearHold",
+	"sweeper-polkadot.support.resolveStalled",
 	"sweeper-bitcoin.support.resolveStalled",
 ];
 
