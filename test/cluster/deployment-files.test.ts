@@ -32,6 +32,7 @@ const SAMPLE_SWEEPER_KEY = "ab".repeat(32);
 const SAMPLE_TON_SWEEPER_KEY = "ef".repeat(32);
 /** A Solana secret key as Phantom exports it (base58 of the 64-byte secret key). */
 const SAMPLE_SOLANA_SWEEPER_KEY = encodeBase58(Keypair.fromSeed(new Uint8Array(32).fill(0xcd)).secretKey);
+const SAMPLE_POLKADOT_SWEEPER_KEY = `0x${"ab".repeat(32)}`;
 const SAMPLE_KAFKA_PASSWORD = "cd".repeat(16);
 /** The health server's port (CONTRACT: HEALTH_PORT, default 3031) and the compose check of it. */
 const HEALTH_PORT = 3031;
@@ -43,7 +44,7 @@ const CHAIN_GROUPS: Record<string, string[]> = {
 	"watcher-solana": ["watcher-solana"],
 	"watcher-ton": ["watcher-ton"],
 	"watcher-polkadot": ["watcher-polkadot"],
-	sweeper: ["sweeper-evm", "sweeper-bitcoin", "sweeper-ton", "sweeper-solana"],
+	sweeper: ["sweeper-evm", "sweeper-bitcoin", "sweeper-ton", "sweeper-solana", "sweeper-polkadot"],
 };
 
 function k8sDocs(): Array<{ file: string; doc: Doc }> {
@@ -137,6 +138,7 @@ describe("docker-compose.yml", () => {
 		SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY,
 		SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY,
 		SWEEPER_PRIVATE_KEY_SOLANA: SAMPLE_SOLANA_SWEEPER_KEY,
+		SWEEPER_PRIVATE_KEY_POLKADOT: SAMPLE_POLKADOT_SWEEPER_KEY,
 		KAFKA_SASL_PASSWORD: SAMPLE_KAFKA_PASSWORD,
 	};
 	const gatewayNodes = ["api", "core", ...Object.keys(CHAIN_GROUPS)];
@@ -209,7 +211,7 @@ describe("docker-compose.yml", () => {
 		const text = read("docker-compose.yml");
 		const used = new Set([...text.matchAll(/\$\{([A-Z0-9_]+)/g)].map(m => m[1]));
 		for (const name of used) expect([name, name in example]).toEqual([name, true]);
-		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY", "SWEEPER_PRIVATE_KEY_TON", "KAFKA_SASL_PASSWORD"]) {
+		for (const secret of ["MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "AUTH_JWT_SECRET", "AUTH_REFRESH_SECRET", "MASTER_KEY", "SWEEPER_PRIVATE_KEY", "SWEEPER_PRIVATE_KEY_TON", "SWEEPER_PRIVATE_KEY_SOLANA", "SWEEPER_PRIVATE_KEY_POLKADOT", "KAFKA_SASL_PASSWORD"]) {
 			expect(text).toContain(`\${${secret}:?`);
 			expect(example[secret]).toBe(""); // no default secret ships
 		}
@@ -269,13 +271,14 @@ describe("docker-compose.yml", () => {
 				expect(transporterWarnings(config, env)).toEqual([]);
 				for (const s of config.services!) expect(availableServices()).toHaveProperty(s);
 			}
-			expect(loadConfig({ ...environmentOf("sweeper"), DATA_DIR: dataDir }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY, solanaPrivateKey: SAMPLE_SOLANA_SWEEPER_KEY });
+			expect(loadConfig({ ...environmentOf("sweeper"), DATA_DIR: dataDir }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY, solanaPrivateKey: SAMPLE_SOLANA_SWEEPER_KEY, polkadotPrivateKey: SAMPLE_POLKADOT_SWEEPER_KEY });
 			expect(compose.services.api.ports).toEqual(["3000:3000"]);
 			// Without the secrets compose refuses to start (`:?`).
 			expect(() => interpolate(String(compose.services.api.environment.MASTER_KEY), {})).toThrow(/MASTER_KEY is required/);
 			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY), {})).toThrow(/SWEEPER_PRIVATE_KEY is required/);
 			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY_TON), {})).toThrow(/SWEEPER_PRIVATE_KEY_TON is required/);
 			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY_SOLANA), {})).toThrow(/SWEEPER_PRIVATE_KEY_SOLANA is required/);
+			expect(() => interpolate(String(compose.services.sweeper.environment.SWEEPER_PRIVATE_KEY_POLKADOT), {})).toThrow(/SWEEPER_PRIVATE_KEY_POLKADOT is required/);
 			expect(() => interpolate(String(compose.services.core.environment.KAFKA_SASL_PASSWORD), {})).toThrow(/KAFKA_SASL_PASSWORD is required/);
 		} finally {
 			fs.rmSync(dataDir, { recursive: true, force: true });
@@ -491,11 +494,12 @@ describe("k8s manifests", () => {
 			expect(kafkaOptionsFromEnv(config.transporter!, env)).toMatchObject({ ssl: true, sasl: { mechanism: "scram-sha-512", username: "cryptopay", password: "REPLACE_ME" } });
 			expect(transporterWarnings(config, env)).toEqual([]);
 			// The sweeper pods: the wallet key's placeholder is refused too.
-			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin,sweeper-ton,sweeper-solana" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
+			expect(() => loadConfig({ ...env, ...sweeper.stringData, SERVICES: "sweeper-evm,sweeper-bitcoin,sweeper-ton,sweeper-solana,sweeper-polkadot" })).toThrow(/SWEEPER_PRIVATE_KEY must be a 32-byte hex private key/);
 			expect(() => loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_SOLANA: SAMPLE_SOLANA_SWEEPER_KEY })).toThrow(/SWEEPER_PRIVATE_KEY_TON must be/);
 			// The placeholders are refused, not taken for a key.
 			expect(() => loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY })).toThrow(/SWEEPER_PRIVATE_KEY_SOLANA must be a Solana secret key/);
-			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_SOLANA: SAMPLE_SOLANA_SWEEPER_KEY }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY, solanaPrivateKey: SAMPLE_SOLANA_SWEEPER_KEY });
+			expect(() => loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_SOLANA: SAMPLE_SOLANA_SWEEPER_KEY })).toThrow(/SWEEPER_PRIVATE_KEY_POLKADOT must be a BIP-39 mnemonic/);
+			expect(loadConfig({ ...env, ...sweeper.stringData, SWEEPER_PRIVATE_KEY: SAMPLE_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_TON: SAMPLE_TON_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_SOLANA: SAMPLE_SOLANA_SWEEPER_KEY, SWEEPER_PRIVATE_KEY_POLKADOT: SAMPLE_POLKADOT_SWEEPER_KEY }).sweeper).toMatchObject({ privateKey: SAMPLE_SWEEPER_KEY, tonPrivateKey: SAMPLE_TON_SWEEPER_KEY, solanaPrivateKey: SAMPLE_SOLANA_SWEEPER_KEY, polkadotPrivateKey: SAMPLE_POLKADOT_SWEEPER_KEY });
 			// The watcher pods' readiness bound, set on them (it acts there only).
 			for (const name of ["watcher-evm", "watcher-bitcoin", "watcher-solana", "watcher-ton", "watcher-polkadot"]) {
 				const lag = envOf(named("Deployment", name), "WATCHER_READY_MAX_LAG");
