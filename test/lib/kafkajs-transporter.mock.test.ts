@@ -130,8 +130,10 @@ describeKafka("KafkaJsTransporter over librdkafka's mock cluster", () => {
 		const ns = namespace();
 		// Shorter group timeouts: the mock waits (session - 1 s) for members to rejoin a rebalance.
 		const tx = { consumer: { maxWaitTimeInMs: 20, sessionTimeout: 3000, rebalanceTimeout: 3000, heartbeatInterval: 500 } };
-		const workers = ["w1", "w2"].map(id => node(id, ns, { disableBalancer: true }, tx).broker);
-		const caller = node("caller", ns, { disableBalancer: true }, tx).broker;
+		// A request waits in the group's topic while the group rebalances: a generous request timeout.
+		const opts = { disableBalancer: true, requestTimeout: 60_000 };
+		const workers = ["w1", "w2"].map(id => node(id, ns, opts, tx).broker);
+		const caller = node("caller", ns, opts, tx).broker;
 		const handled: Record<string, number[]> = { w1: [], w2: [] };
 		const events: string[] = [];
 		for (const w of workers) {
@@ -155,8 +157,11 @@ describeKafka("KafkaJsTransporter over librdkafka's mock cluster", () => {
 			});
 		}
 		await Promise.all([...workers, caller].map(b => b.start()));
-		await caller.waitForServices(["work"], 20_000, 100);
-		await waitFor(() => caller.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).filter(s => s.name === "work").length === 2);
+		// Three consumers join one group at once. On a busy machine the mock can answer a leader's
+		// SyncGroup that raced a later join with INVALID_REQUEST; kafkajs then restarts that
+		// consumer and the group forms again, which can take tens of seconds: hence the bounds.
+		await caller.waitForServices(["work"], 60_000, 100);
+		await waitFor(() => caller.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).filter(s => s.name === "work").length === 2, 60_000);
 
 		const answers = await Promise.all(Array.from({ length: 24 }, (_, n) => caller.call("work.do", { n })));
 		expect(new Set(answers).size).toBeGreaterThan(0);
@@ -167,10 +172,10 @@ describeKafka("KafkaJsTransporter over librdkafka's mock cluster", () => {
 		expect(handled.w2.length).toBeGreaterThan(0);
 
 		for (let n = 0; n < 4; n++) await caller.emit("job.done", { n });
-		await waitFor(() => events.length >= 4);
+		await waitFor(() => events.length >= 4, 60_000);
 		await new Promise(r => setTimeout(r, 300)); // no duplicate arrives late
 		expect(events.map(e => e.split(":").slice(1).join(":")).sort()).toEqual(["job.done:0", "job.done:1", "job.done:2", "job.done:3"]);
-	});
+	}, 240_000);
 
 	it("recovers when its consumer stops for good: reconnects, subscribes again and serves calls", async () => {
 		const ns = namespace();
