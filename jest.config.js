@@ -1,7 +1,13 @@
 /**
  * The suite runs twice: on MySQL + Redis and on SQLite + memory (TEST_BACKEND picks per project).
- * `npm run test:sqlite` / `npm run test:mysql` run one of them.
+ * `npm run test:sqlite` / `npm run test:mysql` run one of them. Files that touch no backend at all
+ * (test/backend-free.js decides from what they import) run in the sqlite project only.
  */
+const path = require("node:path");
+const { backendFreeTests } = require("./test/backend-free");
+
+const escape = s => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const backendFree = backendFreeTests(path.join(__dirname, "test")).map(file => `^${escape(file)}$`);
 const base = {
 	preset: "ts-jest",
 	testEnvironment: "node",
@@ -13,7 +19,7 @@ module.exports = {
 	testTimeout: 60000,
 	projects: [
 		// Browser tests (*.browser.test.ts) test the page, not the database: they run in the sqlite project only.
-		{ ...base, displayName: "mysql", setupFiles: ["<rootDir>/test/helpers/backend-mysql.ts"], testPathIgnorePatterns: ["/node_modules/", "\\.browser\\.test\\.ts$"] },
+		{ ...base, displayName: "mysql", setupFiles: ["<rootDir>/test/helpers/backend-mysql.ts"], testPathIgnorePatterns: ["/node_modules/", "\\.browser\\.test\\.ts$", ...backendFree] },
 		{ ...base, displayName: "sqlite", setupFiles: ["<rootDir>/test/helpers/backend-sqlite.ts"] },
 	],
 };
