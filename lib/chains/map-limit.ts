@@ -1,4 +1,4 @@
-/** Runs `fn` over `items` with at most `limit` in flight, results in order (a chain source's bounded reads). */
+/** Runs `fn` over `items` with at most `limit` in flight, results in order (chain sources' bounded reads, TON jetton wallet queries). */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
 	const out: R[] = new Array(items.length);
 	let next = 0;

@@ -18,6 +18,7 @@
  */
 import { Address, beginCell, Cell, contractAddress } from "@ton/core";
 import type { TonApi } from "./api";
+import { mapLimit } from "../map-limit";
 
 /** Jetton wallets live on the basechain (both contracts deploy them there). */
 const BASECHAIN = 0;
@@ -103,15 +104,6 @@ export interface JettonWalletsOptions {
 	/** (master, owner) answers kept; never wrong, only recomputed (or refetched) once dropped. */
 	cacheSize?: number;
 	concurrency?: number;
-}
-
-async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-	let next = 0;
-	await Promise.all(
-		Array.from({ length: Math.min(limit, items.length) }, async () => {
-			while (next < items.length) await fn(items[next++]);
-		}),
-	);
 }
 
 /** The trusted masters' jetton wallets of deposit owners, per master: a plan found once, answers cached. */

@@ -21,6 +21,7 @@
  */
 import { Address } from "@ton/core";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery, WatchedToken } from "../source";
+import { mapLimit } from "../map-limit";
 import { createTonApi, type TonApi } from "./api";
 import { JettonWallets } from "./jetton-wallets";
 import { candidates, hashHex, rawKey, type V3Transaction } from "./transactions";
@@ -65,20 +66,6 @@ interface V3Block {
 	seqno: number;
 	root_hash: string;
 	gen_utime: string | number;
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-	const out: R[] = new Array(items.length);
-	let next = 0;
-	await Promise.all(
-		Array.from({ length: Math.min(limit, items.length) }, async () => {
-			while (next < items.length) {
-				const i = next++;
-				out[i] = await fn(items[i]);
-			}
-		}),
-	);
-	return out;
 }
 
 export class TonSource implements ChainSource {
