@@ -3,21 +3,21 @@
  * (test/helpers/polkadot-node.ts: chopsticks running a real Asset Hub runtime offline; every
  * extrinsic is validated and executed by the runtime, ed25519 deposit signatures included) and
  * the sweeper's real records on this project's database (both jest projects). The services' side
- * (sweepable checkouts, destinations, the ledger, requests) is a small in-memory stand-in whose
- * ledger writes are fenced like withdrawals.record. Each case ends with the ledger equal to what
+ * (sweepable checkouts, destinations, the ledger, requests) is a small in-memory stand-in
+ * (test/helpers/sweeper-services.ts) whose ledger writes are fenced like withdrawals.record. Each case ends with the ledger equal to what
  * the chain holds at the deposits.
  */
 import type { KeyringPair } from "@polkadot/keyring/types";
 import { polkadotCodec } from "../../../../lib/chains/polkadot/codec";
 import { PolkadotSweepRunner, signedOf, type PolkadotSweepRunnerDeps } from "../../../../lib/chains/polkadot/sweep-runner";
 import { polkadotSweeperPair, sendVerdict } from "../../../../lib/chains/polkadot/sweep";
-import { inTransaction } from "../../../../lib/db";
 import { fromBaseUnits, money } from "../../../../lib/money";
-import type { SweepableCheckout, SweeperPorts, SweepNetwork, WithdrawalRequestView } from "../../../../lib/sweeps/ports";
-import { assertFence, type SweepFence } from "../../../../lib/sweeps/store";
+import type { SweepNetwork } from "../../../../lib/sweeps/ports";
+import type { SweepFence } from "../../../../lib/sweeps/store";
 import { acquireLease, ensureCursor } from "../../../../lib/watchers/store";
 import { startNode, type TestNode } from "../../../helpers/harness";
 import { startPolkadotNode, USDT, type PolkadotNode } from "../../../helpers/polkadot-node";
+import { standInServices } from "../../../helpers/sweeper-services";
 import { ABANDON_SEED } from "../fixtures";
 
 const NET = "00000000-0000-4000-8000-0000000d07a1";
@@ -27,14 +27,6 @@ const ORG = "00000000-0000-4000-8000-0000000d07a4";
 const LEASE = "00000000-0000-4000-8000-0000000d07f0";
 const SWEEPER_SEED = `0x${"5a".repeat(32)}`;
 const PERIOD = 8;
-
-interface LedgerEntry {
-	tokenId: string;
-	kind: string;
-	amount: string;
-	refType: string;
-	refId: string;
-}
 
 describe("sendVerdict", () => {
 	it("is landed when found, pending until the finalized head reaches the era's death, then dead or superseded by the nonce", () => {
@@ -55,34 +47,9 @@ describe("Polkadot sweep runner on chopsticks (Asset Hub runtime)", () => {
 	let payer: KeyringPair;
 	let decimals = 12;
 	const network: SweepNetwork = { id: NET, slug: "polkadot-test", chainId: 0, requiredConfirmations: 1, eip7702: false, tokens: [] };
-	const checkouts: SweepableCheckout[] = [];
-	const ledger: LedgerEntry[] = [];
-	const requests: Array<WithdrawalRequestView & { status: string; txHash?: string }> = [];
+	const { ports, ledger, requests, ledgerSum, settle, checkouts } = standInServices({ db: () => db, merchant: () => merchant.address });
 	const deposits: Array<{ tokenId: string; address: string }> = [];
 	let next = 0;
-
-	const ports: SweeperPorts = {
-		sweepable: async () => checkouts.map(c => ({ ...c })),
-		destination: async () => merchant.address,
-		destinationOf: async () => ({ address: merchant.address, source: "settings" as const }),
-		ownAddressCheckouts: async () => [],
-		route: async () => ({ via: "direct", reason: "strategy" }) as never,
-		record: async p => {
-			await inTransaction(db.app.sequelize, t => assertFence(db.app.models, p.fence, t));
-			ledger.push({ tokenId: p.tokenId, kind: p.kind, amount: p.amount, refType: p.refType, refId: p.refId });
-		},
-		pendingRequests: async () => requests.filter(r => r.status === "pending"),
-		completeRequest: async p => {
-			await inTransaction(db.app.sequelize, t => assertFence(db.app.models, p.fence, t));
-			const r = requests.find(x => x.id === p.id)!;
-			expect(r.status).toBe("pending"); // paid once
-			r.status = "completed";
-			r.txHash = p.txHash;
-			await db.app.models.WithdrawalRequest.update({ status: "completed", txHash: p.txHash, completedAt: new Date() }, { where: { id: p.id } });
-			ledger.push({ tokenId: r.tokenId, kind: "withdrawal", amount: `-${r.amount}`, refType: "request", refId: r.id });
-		},
-		failRequest: async () => undefined,
-	};
 
 	const runner = (over: Partial<PolkadotSweepRunnerDeps> = {}) =>
 		new PolkadotSweepRunner({
@@ -110,7 +77,6 @@ describe("Polkadot sweep runner on chopsticks (Asset Hub runtime)", () => {
 		const a = (await at.query.assets.account(USDT.id, address)) as unknown as { isSome: boolean; unwrap(): { balance: { toString(): string } } };
 		return a.isSome ? BigInt(a.unwrap().balance.toString()) : 0n;
 	}
-	const ledgerSum = (tokenId: string) => ledger.filter(e => e.tokenId === tokenId).reduce((a, e) => a.plus(money(e.amount)), money(0));
 	/** The ledger's balance of a token equals what all this file's deposits hold on chain (finalized). */
 	async function ledgerEqualsChain(tokenId: string): Promise<void> {
 		let held = 0n;
@@ -122,9 +88,7 @@ describe("Polkadot sweep runner on chopsticks (Asset Hub runtime)", () => {
 	async function checkout(tokenId: string, units: bigint) {
 		const index = 200 + next++;
 		const { address } = await polkadotCodec.deriveAddress(ABANDON_SEED, { isTestnet: true, ss58Prefix: chain.ss58Format }, index);
-		const c: SweepableCheckout = { transactionId: `00000000-0000-4000-8000-${String(900000000000 + index)}`, organizationId: ORG, mode: "sandbox", depositAddress: address, derivationIndex: index, tokenId, completedAt: new Date(Date.now() - 60_000).toISOString() };
-		checkouts.push(c);
-		ledger.push({ tokenId, kind: "credit", amount: fromBaseUnits(units, tokenId === NATIVE_ID ? decimals : 6), refType: "transaction", refId: c.transactionId });
+		const c = settle({ organizationId: ORG, depositAddress: address, derivationIndex: index, tokenId }, fromBaseUnits(units, tokenId === NATIVE_ID ? decimals : 6));
 		deposits.push({ tokenId, address });
 		return c;
 	}

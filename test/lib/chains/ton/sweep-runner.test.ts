@@ -3,7 +3,8 @@
  * ton-facade.ts: toncenter v3 API over @ton/sandbox, the real TVM with real v4R2 / v5R1 wallet
  * code and the reference jetton) and the sweeper's real records on this project's database
  * (both jest projects). The services' side (sweepable checkouts, destinations, the ledger,
- * requests) is a small in-memory stand-in whose ledger writes are fenced like withdrawals.record.
+ * requests) is a small in-memory stand-in (test/helpers/sweeper-services.ts) whose ledger writes
+ * are fenced like withdrawals.record.
  * Every case ends with the ledger equal to what the emulator holds.
  */
 import { Address, type Cell } from "@ton/core";
@@ -13,13 +14,13 @@ import { tonCodec } from "../../../../lib/chains/ton/codec";
 import { createTonApi, type TonApi } from "../../../../lib/chains/ton/api";
 import { merchantAddress, sameTonAddress, signedOf, tonSweeperKey, TonSweepRunner } from "../../../../lib/chains/ton/sweep-runner";
 import { buildTonPayment, walletAddress } from "../../../../lib/chains/ton/sweep";
-import { inTransaction } from "../../../../lib/db";
 import { fromBaseUnits, money, toBaseUnits } from "../../../../lib/money";
-import type { SweepableCheckout, SweeperPorts, SweepNetwork, WithdrawalRequestView } from "../../../../lib/sweeps/ports";
-import { assertFence, type SweepFence } from "../../../../lib/sweeps/store";
+import type { SweepNetwork } from "../../../../lib/sweeps/ports";
+import type { SweepFence } from "../../../../lib/sweeps/store";
 import { clearHoldsAt } from "../../../../lib/sweeps/holds";
 import { acquireLease, ensureCursor, LeaseLostError, releaseLease } from "../../../../lib/watchers/store";
 import { startNode, type TestNode } from "../../../helpers/harness";
+import { standInServices } from "../../../helpers/sweeper-services";
 import { startTonNode, type Jetton, type TonNode } from "../../../helpers/ton-node";
 import { ABANDON_SEED } from "../fixtures";
 
@@ -31,14 +32,6 @@ const LEASE = "00000000-0000-4000-8000-0000000070f0";
 const SWEEPER_SEED = Buffer.alloc(32, 9);
 const TON = 1_000_000_000n;
 
-interface LedgerEntry {
-	tokenId: string;
-	kind: string;
-	amount: string;
-	refType: string;
-	refId: string;
-}
-
 describe("TON sweep runner on the TON test node", () => {
 	let db: TestNode;
 	let chain: TonNode;
@@ -48,39 +41,12 @@ describe("TON sweep runner on the TON test node", () => {
 	const network: SweepNetwork = { id: NET, slug: "ton-test", chainId: 0, requiredConfirmations: 1, eip7702: false, tokens: [] };
 	let merchant: string;
 	let sweeper: string;
-	/** The stand-in services' state. */
-	const checkouts: SweepableCheckout[] = [];
-	const ledger: LedgerEntry[] = [];
-	const requests: Array<WithdrawalRequestView & { status: string; txHash?: string }> = [];
+	/** The stand-in services (test/helpers/sweeper-services.ts); checkouts in `noDestination` are not swept automatically. */
 	let noDestination = new Set<string>();
+	const { ports, checkouts, ledger, requests, ledgerSum, settle } = standInServices({ db: () => db, merchant: () => merchant, noDestination: id => noDestination.has(id) });
 	let next = 0;
 	/** Added to the runner's clock: holds' pauses pass without waiting. */
 	let clockMs = 0;
-
-	const ports: SweeperPorts = {
-		sweepable: async () => checkouts.map(c => ({ ...c })),
-		destination: async () => merchant,
-		destinationOf: async p => (noDestination.has(p.transactionId ?? "") ? null : { address: merchant, source: "settings" as const }),
-		ownAddressCheckouts: async () => [],
-		route: async () => ({ via: "direct", reason: "strategy" }) as never,
-		// Fenced as withdrawals.record is: the lease is checked in the entry's own DB transaction.
-		record: async p => {
-			await inTransaction(db.app.sequelize, t => assertFence(db.app.models, p.fence, t));
-			ledger.push({ tokenId: p.tokenId, kind: p.kind, amount: p.amount, refType: p.refType, refId: p.refId });
-		},
-		pendingRequests: async () => requests.filter(r => r.status === "pending"),
-		completeRequest: async p => {
-			await inTransaction(db.app.sequelize, t => assertFence(db.app.models, p.fence, t));
-			const r = requests.find(x => x.id === p.id)!;
-			expect(r.status).toBe("pending"); // paid once
-			r.status = "completed";
-			r.txHash = p.txHash;
-			// No longer reserved (lib/sweeps/reservations.ts reads the requests' table).
-			await db.app.models.WithdrawalRequest.update({ status: "completed", txHash: p.txHash, completedAt: new Date() }, { where: { id: p.id } });
-			ledger.push({ tokenId: r.tokenId, kind: "withdrawal", amount: `-${r.amount}`, refType: "request", refId: r.id });
-		},
-		failRequest: async () => undefined,
-	};
 
 	const runner = (over: Partial<{ api: TonApi; batchSize: number; validForSec: number }> = {}) =>
 		new TonSweepRunner({
@@ -96,7 +62,6 @@ describe("TON sweep runner on the TON test node", () => {
 			logger: process.env.DEBUG_SWEEP ? console : { info: () => undefined, warn: () => undefined, error: () => undefined },
 		});
 
-	const ledgerSum = (tokenId: string) => ledger.filter(e => e.tokenId === tokenId).reduce((a, e) => a.plus(money(e.amount)), money(0));
 	/** Every deposit address this file paid, by token. */
 	const deposits: Array<{ tokenId: string; addr: Address }> = [];
 	/** The ledger's balance of a token equals what all the deposits hold on the emulator. */
@@ -110,9 +75,7 @@ describe("TON sweep runner on the TON test node", () => {
 	async function checkout(tokenId: string, amount: string, decimals: number) {
 		const index = 100 + next++;
 		const { address } = await tonCodec.deriveAddress(ABANDON_SEED, { isTestnet: false }, index);
-		const c: SweepableCheckout = { transactionId: `00000000-0000-4000-8000-${String(900000000000 + index)}`, organizationId: ORG, mode: "sandbox", depositAddress: address, derivationIndex: index, tokenId, completedAt: new Date(Date.now() - 60_000).toISOString() };
-		checkouts.push(c);
-		ledger.push({ tokenId, kind: "credit", amount, refType: "transaction", refId: c.transactionId });
+		const c = settle({ organizationId: ORG, depositAddress: address, derivationIndex: index, tokenId }, amount);
 		void decimals;
 		deposits.push({ tokenId, addr: Address.parse(address) });
 		return { ...c, addr: Address.parse(address) };
