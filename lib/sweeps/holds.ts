@@ -80,6 +80,45 @@ export async function recordHoldFailure(models: Models, key: HoldKey, reason: st
 	}
 }
 
+/**
+ * A runner's holds on its network for one step: read once (load), then kept up to date as it
+ * counts failures and clears holds, so the rest of the step sees them. What a block is alerted
+ * with stays the chain runner's own.
+ */
+export class StepHolds {
+	private holds = new Map<string, SweepHold>();
+
+	constructor(private readonly deps: { models: Models; network: { id: string }; settings: { maxFailures: number; failureBackoffMs: number }; now: () => Date }) {}
+
+	async load(): Promise<void> {
+		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
+	}
+
+	get(key: HoldKey): SweepHold | undefined {
+		return this.holds.get(holdKeyOf(key));
+	}
+
+	/** Whether the hold at `key` keeps the sweeper from sending now (backing off, or blocked). */
+	held(key: HoldKey): boolean {
+		return isHeld(this.get(key), this.deps.now());
+	}
+
+	/** Counts one failure at `key` (recordHoldFailure); `blockedNow` only for the failure that blocked it. */
+	async fail(key: HoldKey, reason: string): Promise<{ hold: SweepHold; blockedNow: boolean }> {
+		const { models, settings, now } = this.deps;
+		const out = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
+		this.holds.set(holdKeyOf(key), out.hold);
+		return out;
+	}
+
+	/** Sends at these keys were confirmed: the holds there (if any) are deleted. */
+	async clear(keys: HoldKey[]): Promise<void> {
+		const held = keys.filter(k => this.holds.has(holdKeyOf(k)));
+		await clearHolds(this.deps.models, held);
+		for (const k of held) this.holds.delete(holdKeyOf(k));
+	}
+}
+
 /** A send there was confirmed: its failures no longer count. */
 export async function clearHolds(models: Models, keys: HoldKey[]): Promise<void> {
 	for (const k of keys) await models.SweepHold.destroy({ where: { networkId: k.networkId, scope: k.scope, address: k.address, tokenId: k.tokenId } });

@@ -4,6 +4,7 @@
  * requests it pays. The per-chain loops are lib/chains/<type>/sweep-runner.ts.
  */
 import type { Models } from "../../models";
+import { fromBaseUnits } from "../money";
 import type { BridgeRoute } from "../withdrawals/bridge-route";
 import type { SweepFence } from "./store";
 
@@ -92,4 +93,10 @@ export async function requestAmount(models: Models, requestId: string): Promise<
 	const req = await models.WithdrawalRequest.findByPk(requestId, { attributes: ["id", "amount"] });
 	if (!req) throw new Error(`withdrawal request ${requestId} not found`);
 	return req.amount;
+}
+
+/** A sweep's fee paid from a merchant's deposit: a `fee` ledger entry in the native token (none when 0). */
+export async function recordFee(ports: Pick<SweeperPorts, "record">, fence: SweepFence, networkId: string, item: { organizationId: string; mode: string }, native: SweepToken, fee: bigint, sweepId: string): Promise<void> {
+	if (fee <= 0n) return;
+	await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: sweepId, fence });
 }

@@ -22,7 +22,9 @@ import { uuid } from "../ids";
 import type { Models } from "../../models";
 import { FUNDS_SWEEP_KINDS, OPEN_SWEEP_STATUSES, type Sweep, type SweepKind, type SweepStatus } from "../../models/sweep.model";
 import { forUpdate } from "../payments/store";
-import type { SweepableCheckout } from "./ports";
+import type { SweepOutcome } from "../metrics";
+import { fromBaseUnits } from "../money";
+import type { SweepableCheckout, SweeperPorts, SweepToken } from "./ports";
 import { LeaseLostError, type Lease } from "../watchers/store";
 
 /** The sweep lease a write is made under (lib/watchers/store.ts leases; `networkId` is the lease row's id). */
@@ -278,4 +280,62 @@ export async function sweptTransactions(models: Models, transactionIds: readonly
 	const confirmed = await models.Sweep.findAll({ where: { id: { [Op.in]: [...new Set(items.map(i => i.sweepId))] }, status: "confirmed", kind: { [Op.in]: [...FUNDS_SWEEP_KINDS] }, requestId: null }, attributes: ["id"] });
 	const ok = new Set(confirmed.map(s => s.id));
 	return new Set(items.filter(i => ok.has(i.sweepId)).map(i => i.transactionId));
+}
+
+/** The network's sweepable checkouts whose funds are not swept yet (at their deposit, or in a sweep in flight). */
+export async function unsweptCheckouts(ports: Pick<SweeperPorts, "sweepable">, models: Models, networkId: string): Promise<SweepableCheckout[]> {
+	const all = await ports.sweepable({ networkId });
+	const swept = await sweptTransactions(models, all.map(c => c.transactionId));
+	return all.filter(c => !swept.has(c.transactionId));
+}
+
+/** What a runner ends, signs and sends sweeps with. */
+export interface SweepRunContext {
+	sequelize: Sequelize;
+	models: Models;
+	now: () => Date;
+	onOutcome?: (outcome: SweepOutcome) => void;
+}
+
+/** Ends a sweep (finishSweep) and reports its outcome, once: false when it had ended already. */
+export async function endSweep(ctx: SweepRunContext, fence: SweepFence, s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
+	const ended = await finishSweep(ctx.sequelize, ctx.models, fence, s, status, fields, ctx.now());
+	if (ended) ctx.onOutcome?.(outcome);
+	return ended;
+}
+
+/** A sweep item: a settled checkout's `amount` (base units) of `token` at its deposit. */
+export function planItem(c: SweepableCheckout, token: SweepToken, amount: bigint): PlanItem {
+	return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
+}
+
+/**
+ * A sweep's first states where the signed bytes are a JSON record in `rawTx` (TON, Polkadot):
+ * planned -> signed by `sign` (null: nothing to send, the sweep ends failed as skipped; "later":
+ * not this step), recorded BEFORE anything is sent; then signed -> broadcast once `send` answers
+ * true (false: it failed, the same bytes go again at the next step). True when the step is done
+ * with the sweep; false: the caller judges its fate on chain.
+ */
+export async function signThenBroadcast<R>(ctx: SweepRunContext, fence: SweepFence, s: Sweep, sign: () => Promise<{ hash: string; record: R } | null | "later">, send: () => Promise<boolean>): Promise<boolean> {
+	if (s.status === "planned") {
+		const signed = await sign();
+		if (signed === "later") return true;
+		if (!signed) {
+			await endSweep(ctx, fence, s, "failed", { reason: "nothing to send, or not worth its fee" }, "skipped");
+			return true;
+		}
+		await recordSigned(ctx.sequelize, ctx.models, fence, s, { raw: JSON.stringify(signed.record), hash: signed.hash }, 0, ctx.now());
+	}
+	if (s.status === "signed" && (await send())) {
+		await recordBroadcast(ctx.sequelize, ctx.models, fence, s, ctx.now());
+		ctx.onOutcome?.("broadcast");
+		return true;
+	}
+	return false;
+}
+
+/** An error for a log line: its message, at most 200 characters. */
+export function briefly(err: unknown): string {
+	const text = err instanceof Error ? err.message : String(err);
+	return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }

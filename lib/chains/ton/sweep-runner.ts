@@ -27,15 +27,14 @@ import { Address } from "@ton/core";
 import { mnemonicToPrivateKey, mnemonicValidate } from "@ton/crypto";
 import { Op, type Sequelize } from "sequelize";
 import type { Models } from "../../../models";
-import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
+import type { Sweep, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { fromBaseUnits, toBaseUnits } from "../../money";
-import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "../../sweeps/holds";
+import { StepHolds, type HoldKey } from "../../sweeps/holds";
 import { countUnseen, type ProofRule } from "../../sweeps/proof";
-import { REQUEST_PAGE, requestAmount, type RequestPage, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { forEachPendingRequest, recordFee, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
 import { Reservations } from "../../sweeps/reservations";
-import { finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
-import { LeaseLostError } from "../../watchers/store";
+import { advanceInFlight, briefly, checkLease, endSweep, openKeyOf, openKeys, planItem, planSweep, signThenBroadcast, sweepsInFlight, sweptTransactions, unsweptCheckouts, type SweepFence } from "../../sweeps/store";
 import type { TonApi } from "./api";
 import { getWalletAddress } from "./jetton-wallets";
 import * as ton from "./sweep";
@@ -108,11 +107,6 @@ interface TxJson {
 	account_state_after: { balance: string };
 }
 
-function briefly(err: unknown): string {
-	const text = err instanceof Error ? err.message : String(err);
-	return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
-
 export const signedOf = (s: Pick<Sweep, "rawTx">): TonSigned | null => (s.rawTx ? (JSON.parse(s.rawTx) as TonSigned) : null);
 
 /** A jetton request's top-up: what the payment needs, plus a margin for the storage fee the deposit pays on receipt. */
@@ -124,34 +118,24 @@ export class TonSweepRunner {
 	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
 	private lost: AbortSignal | null = null;
 	private head: McHead | null = null;
-	private holds = new Map<string, SweepHold>();
+	private readonly holds: StepHolds;
 	private warnedNoKey = false;
 	private readonly waiting = new Set<string>();
 	private readonly jettonWallets = new Map<string, string>();
 
-	constructor(private readonly deps: TonSweepRunnerDeps) {}
+	constructor(private readonly deps: TonSweepRunnerDeps) {
+		this.holds = new StepHolds(deps);
+	}
 
 	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
 		this.fence = fence;
 		this.lost = lost ?? null;
 		this.head = await this.mcHead();
-		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
-		for (const s of await sweepsInFlight(this.deps.models, this.deps.network.id)) {
-			this.checkLease();
-			await this.advance(s).catch(err => {
-				if (err instanceof LeaseLostError) throw err;
-				this.deps.logger.warn(`Sweep ${s.id} on ${this.deps.network.slug}: ${briefly(err)}`);
-				this.deps.onFailure?.(err);
-			});
-		}
-		this.checkLease();
+		await this.holds.load();
+		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
 		await this.executeRequests();
-		this.checkLease();
+		checkLease(fence, this.lost);
 		await this.plan();
-	}
-
-	private checkLease(): void {
-		if (this.lost?.aborted) throw new LeaseLostError(this.fence.networkId);
 	}
 
 	private token(tokenId: string): SweepToken | undefined {
@@ -167,14 +151,13 @@ export class TonSweepRunner {
 	}
 
 	private held(address: string, tokenId: string): boolean {
-		return isHeld(this.holds.get(holdKeyOf(this.holdKey(address, tokenId))), this.deps.now());
+		return this.holds.held(this.holdKey(address, tokenId));
 	}
 
 	/** Counts a failure on the deposit; true when it is blocked (support clears it). */
 	private async holdFailure(key: HoldKey, reason: string): Promise<boolean> {
-		const { models, network, settings, logger, now } = this.deps;
-		const { hold, blockedNow } = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
-		this.holds.set(holdKeyOf(key), hold);
+		const { network, logger } = this.deps;
+		const { hold, blockedNow } = await this.holds.fail(key, reason);
 		if (blockedNow) {
 			const message = `Sweeper: deposit ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from it, and no top-up to it, until support clears it (sweeper-ton.support.clearHold)`;
 			logger.error(message);
@@ -240,30 +223,16 @@ export class TonSweepRunner {
 	// Sweeps in flight
 
 	private async advance(s: Sweep): Promise<void> {
-		const { sequelize, models, now, logger, network } = this.deps;
-		if (s.status === "planned") {
-			const signed = await this.sign(s);
-			if (signed === "later") return;
-			if (!signed) {
-				await this.end(s, "failed", { reason: "nothing to send, or not worth its fee" }, "skipped");
-				return;
-			}
-			await recordSigned(sequelize, models, this.fence, s, { raw: JSON.stringify(signed.record), hash: signed.hash }, 0, now());
-		}
-		const signed = signedOf(s)!;
-		if (s.status === "signed") {
-			// Recorded first: a crash here, or a send that fails, sends these same bytes at the next step.
-			// A message refused on sending (expired meanwhile) is judged below like any other.
-			const sent = await this.send(signed.boc).then(
+		const { logger, network } = this.deps;
+		// Recorded first: a crash here, or a send that fails, sends these same bytes at the next step.
+		// A message refused on sending (expired meanwhile) is judged below like any other.
+		const sendOnce = () =>
+			this.send(signedOf(s)!.boc).then(
 				() => true,
 				err => (logger.warn(`Sweep ${s.id}: send: ${briefly(err)}; the same message is sent again at the next step`), false),
 			);
-			if (sent) {
-				await recordBroadcast(sequelize, models, this.fence, s, now());
-				this.deps.onOutcome?.("broadcast");
-				return;
-			}
-		}
+		if (await signThenBroadcast(this.deps, this.fence, s, () => this.sign(s), sendOnce)) return;
+		const signed = signedOf(s)!;
 		// In this order (sweep.ts sendVerdict): the block's utime, the wallet's seqno, then the message.
 		const head = this.head!;
 		const wallet = await this.wallet(s.fromAddress);
@@ -402,14 +371,14 @@ export class TonSweepRunner {
 			const value = BigInt(tx.out_msgs[0].value ?? "0");
 			if (s.requestId) {
 				// Exactly the request's amount left; the deposit paid its fees on top (the merchant's fee).
-				await this.recordFee(item, native!, spent - value, s.id);
+				await recordFee(ports, this.fence, network.id, item, native!, spent - value, s.id);
 				await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
 				await this.confirmed(s, item, spent - value);
 				logger.info(`Withdrawal request ${s.requestId} paid on ${network.slug}: ${hash}`);
 				return;
 			}
 			// The whole balance left: what reached the merchant is the message's value, the rest was fees.
-			await this.recordFee(item, native!, spent - value, s.id);
+			await recordFee(ports, this.fence, network.id, item, native!, spent - value, s.id);
 			await ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: network.id, tokenId: item.tokenId, kind: "sweep", amount: `-${fromBaseUnits(value, native!.decimals)}`, refType: "sweep_item", refId: String(item.id), fence: this.fence });
 			await this.confirmed(s, item, spent - value);
 			logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${hash}`);
@@ -433,10 +402,7 @@ export class TonSweepRunner {
 	/** Confirmed: the deposit's failures in a row no longer count (its hold, if any, is deleted). */
 	private async confirmed(s: Sweep, item: SweepItem, fee: bigint): Promise<void> {
 		if (!(await this.end(s, "confirmed", { feePaid: fee.toString() }))) return;
-		const key = this.holdKey(item.depositAddress, item.tokenId);
-		if (!this.holds.has(holdKeyOf(key))) return;
-		await clearHolds(this.deps.models, [key]);
-		this.holds.delete(holdKeyOf(key));
+		await this.holds.clear([this.holdKey(item.depositAddress, item.tokenId)]);
 	}
 
 	/**
@@ -449,22 +415,15 @@ export class TonSweepRunner {
 	private async failedOnChain(s: Sweep, item: SweepItem, fee: bigint, reason: string): Promise<void> {
 		const { network, logger } = this.deps;
 		const native = network.tokens.find(t => t.contractAddress === "");
-		if (s.kind === "native" && native) await this.recordFee(item, native, fee, s.id);
+		if (s.kind === "native" && native) await recordFee(this.deps.ports, this.fence, network.id, item, native, fee, s.id);
 		if (!(await this.end(s, "failed", { feePaid: fee.toString(), reason: `failed on chain: ${reason}` }))) return;
 		const blocked = await this.holdFailure(this.holdKey(item.depositAddress, item.tokenId), `${s.kind} sweep ${s.txHash} failed on chain: ${reason}`);
 		if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: `${reason}; ${blocked ? "its deposit is held: not retried from it" : "retried"}` });
 		logger.warn(`Sweep ${s.id} on ${network.slug} failed on chain (${s.txHash}): ${reason}`);
 	}
 
-	private async recordFee(item: SweepItem, native: SweepToken, fee: bigint, sweepId: string): Promise<void> {
-		if (fee <= 0n) return;
-		await this.deps.ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: this.deps.network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: sweepId, fence: this.fence });
-	}
-
-	private async end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
-		const ended = await finishSweep(this.deps.sequelize, this.deps.models, this.fence, s, status, fields, this.deps.now());
-		if (ended) this.deps.onOutcome?.(outcome);
-		return ended;
+	private end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof endSweep>[4], outcome: SweepOutcome = status): Promise<boolean> {
+		return endSweep(this.deps, this.fence, s, status, fields, outcome);
 	}
 
 	// -------------------------------------------------------------------------------------------
@@ -495,22 +454,11 @@ export class TonSweepRunner {
 
 	private async executeRequests(): Promise<void> {
 		const { ports, network, models } = this.deps;
-		let page: Partial<RequestPage> = {};
 		let settled: SweepableCheckout[] | null = null;
-		for (;;) {
-			const requests = await ports.pendingRequests({ networkId: network.id, ...page, limit: REQUEST_PAGE });
-			for (const req of requests) {
-				if (!settled) {
-					const all = await ports.sweepable({ networkId: network.id });
-					const swept = await sweptTransactions(models, all.map(c => c.transactionId));
-					settled = all.filter(c => !swept.has(c.transactionId));
-				}
-				await this.executeRequest(req, settled);
-			}
-			if (requests.length < REQUEST_PAGE) return;
-			const last = requests[requests.length - 1];
-			page = { afterCreatedAt: last.createdAt, afterId: last.id };
-		}
+		await forEachPendingRequest(ports, network.id, async req => {
+			settled ??= await unsweptCheckouts(ports, models, network.id);
+			await this.executeRequest(req, settled);
+		});
 	}
 
 	/**
@@ -531,7 +479,7 @@ export class TonSweepRunner {
 		const busy = await this.busyWallets();
 		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
 		// A top-up's deposit that is blocked no longer holds the request to it.
-		const toppedUp = own.find(s => s.kind === "topup" && !this.holds.get(holdKeyOf(this.holdKey(s.toAddress, req.tokenId)))?.blockedAt);
+		const toppedUp = own.find(s => s.kind === "topup" && !this.holds.get(this.holdKey(s.toAddress, req.tokenId))?.blockedAt);
 		let ungassed: { c: SweepableCheckout; jettons: bigint } | null = null;
 		for (const c of settled) {
 			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
@@ -548,12 +496,12 @@ export class TonSweepRunner {
 					continue;
 				}
 				// The item holds the deposit's whole jetton balance while the payment is in flight.
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(req.address), chainNonce: 0, items: [this.item(c, token, jettons)], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(req.address), chainNonce: 0, items: [planItem(c, token, jettons)], requestId: req.id }, now());
 				return;
 			}
 			if (w.balance < need + ton.PAYMENT_FEE_RESERVE) continue;
 			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
-			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, w.balance)], requestId: req.id }, now());
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, w.balance)], requestId: req.id }, now());
 			return;
 		}
 		if (ungassed) {
@@ -562,7 +510,7 @@ export class TonSweepRunner {
 			const key = await this.deps.sweeperKey();
 			const sweeper = key ? ton.walletAddress(key, "v5r1") : null;
 			if (sweeper && !busy.has(sweeper)) {
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [this.item(ungassed.c, token, ungassed.jettons)], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [planItem(ungassed.c, token, ungassed.jettons)], requestId: req.id }, now());
 				return;
 			}
 		}
@@ -596,7 +544,7 @@ export class TonSweepRunner {
 			const w = await this.wallet(c.depositAddress);
 			if (token.contractAddress === "") {
 				if (w.balance < ton.TON_SWEEP_MIN_BALANCE) continue;
-				const items = [this.item(c, token, w.balance)];
+				const items = [planItem(c, token, w.balance)];
 				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
 				const admit = fromSettings ? await reservations.guard(items) : undefined;
 				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(target.address), chainNonce: 0, items, admit }, now());
@@ -607,7 +555,7 @@ export class TonSweepRunner {
 			if (jettons <= 0n) continue;
 			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(jettons, token.decimals)))) continue;
 			if (w.balance >= ton.JETTON_SWEEP_TON) {
-				const items = [this.item(c, token, jettons)];
+				const items = [planItem(c, token, jettons)];
 				const admit = fromSettings ? await reservations.guard(items) : undefined;
 				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(target.address), chainNonce: 0, items, admit }, now());
 				busy.add(raw(c.depositAddress));
@@ -630,15 +578,11 @@ export class TonSweepRunner {
 			const batch = group.slice(0, size);
 			const oldest = Math.min(...batch.map(d => new Date(d.c.completedAt).getTime()));
 			if (batch.length < size && now().getTime() - oldest < settings.maxAgeMs) continue;
-			const items = batch.map(d => this.item(d.c, token, d.amount));
+			const items = batch.map(d => planItem(d.c, token, d.amount));
 			const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
 			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId, fromAddress: sweeper, toAddress: sweeper, chainNonce: 0, items, admit }, now());
 			return; // one sweeper message at a time
 		}
-	}
-
-	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
-		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
 	}
 }
 
