@@ -24,14 +24,14 @@ import type { ApiPromise } from "@polkadot/api";
 import type { KeyringPair } from "@polkadot/keyring/types";
 import { Op, type Sequelize } from "sequelize";
 import type { Models } from "../../../models";
-import type { Sweep, SweepHold, SweepItem } from "../../../models/sweep.model";
+import type { Sweep, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { fromBaseUnits, toBaseUnits } from "../../money";
-import { holdKeyOf, holdsOf, isHeld, recordHoldFailure, clearHolds, type HoldKey } from "../../sweeps/holds";
+import { StepHolds, type HoldKey } from "../../sweeps/holds";
 import { countUnseen, type ProofRule } from "../../sweeps/proof";
-import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { forEachPendingRequest, recordFee, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
 import { Reservations } from "../../sweeps/reservations";
-import { advanceInFlight, checkLease, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, sweepsInFlight, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import { advanceInFlight, briefly, checkLease, endSweep, openKeyOf, openKeys, planItem, planSweep, signThenBroadcast, sweepsInFlight, sweptTransactions, unsweptCheckouts, type SweepFence } from "../../sweeps/store";
 import type { SweepHoldScope } from "../../../models/sweep.model";
 import * as dot from "./sweep";
 
@@ -99,11 +99,6 @@ interface AccountView {
 
 export const signedOf = (s: Pick<Sweep, "rawTx">): PolkadotSigned | null => (s.rawTx ? (JSON.parse(s.rawTx) as PolkadotSigned) : null);
 
-function briefly(err: unknown): string {
-	const text = err instanceof Error ? err.message : String(err);
-	return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
-
 const defaultSubmit = async (api: ApiPromise, hex: string) => {
 	await api.rpc.author.submitExtrinsic(hex);
 };
@@ -113,14 +108,16 @@ export class PolkadotSweepRunner {
 	private lost: AbortSignal | null = null;
 	private head: Head = { number: 0, hash: "" };
 	private api!: ApiPromise;
-	private holds = new Map<string, SweepHold>();
+	private readonly holds: StepHolds;
 	private warnedNoKey = false;
 	private readonly waiting = new Set<string>();
 	/** Per sweep: the next block of its era window not yet searched (the search resumes there). */
 	private readonly scanned = new Map<string, number>();
 	private fees = new Map<string, bigint>();
 
-	constructor(private readonly deps: PolkadotSweepRunnerDeps) {}
+	constructor(private readonly deps: PolkadotSweepRunnerDeps) {
+		this.holds = new StepHolds(deps);
+	}
 
 	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
 		this.fence = fence;
@@ -128,7 +125,7 @@ export class PolkadotSweepRunner {
 		this.api = await this.deps.api();
 		this.head = await this.finalizedHead();
 		this.fees = new Map();
-		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
+		await this.holds.load();
 		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
 		await this.executeRequests();
 		checkLease(fence, this.lost);
@@ -200,29 +197,15 @@ export class PolkadotSweepRunner {
 	// Sweeps in flight
 
 	private async advance(s: Sweep): Promise<void> {
-		const { sequelize, models, now, logger, network } = this.deps;
-		if (s.status === "planned") {
-			const signed = await this.sign(s);
-			if (signed === "later") return;
-			if (!signed) {
-				await this.end(s, "failed", { reason: "nothing to send, or not worth its fee" }, "skipped");
-				return;
-			}
-			await recordSigned(sequelize, models, this.fence, s, { raw: JSON.stringify(signed.record), hash: signed.hash }, 0, now());
-		}
-		const signed = signedOf(s)!;
-		if (s.status === "signed") {
-			// Recorded first: a crash here, or a submit that fails, submits these same bytes next step.
-			const sent = await this.submit(signed.hex).then(
+		const { logger, network } = this.deps;
+		// Recorded first: a crash here, or a submit that fails, submits these same bytes next step.
+		const submitOnce = () =>
+			this.submit(signedOf(s)!.hex).then(
 				() => true,
 				err => (logger.warn(`Sweep ${s.id}: submit: ${briefly(err)}; the same extrinsic is submitted again at the next step`), false),
 			);
-			if (sent) {
-				await recordBroadcast(sequelize, models, this.fence, s, now());
-				this.deps.onOutcome?.("broadcast");
-				return;
-			}
-		}
+		if (await signThenBroadcast(this.deps, this.fence, s, () => this.sign(s), submitOnce)) return;
+		const signed = signedOf(s)!;
 		const where = await this.find(s, signed);
 		// The nonce only matters once the window is over (read after the search, at the same head).
 		const finalizedNonce = where || this.head.number < signed.death ? 0 : (await this.account(s.fromAddress)).nonce;
@@ -317,7 +300,7 @@ export class PolkadotSweepRunner {
 		// A native deposit pays its own fee (the merchant's); an asset deposit's fee is the sweeper's top-up (the operator's).
 		const merchantPaysFee = s.kind === "native";
 		if (!out.success) {
-			if (merchantPaysFee) await this.recordFee(item, native, out.fee + out.dust, s.id);
+			if (merchantPaysFee) await recordFee(ports, this.fence, network.id, item, native, out.fee + out.dust, s.id);
 			await this.end(s, "failed", { feePaid: out.fee.toString(), reason: `ExtrinsicFailed in ${where.blockHash}: ${out.error ?? "unknown"}` });
 			if (s.kind !== "topup") await this.holdFailure({ networkId: network.id, scope: "deposit", address: item.depositAddress, tokenId: item.tokenId }, `extrinsic ${hash} failed: ${out.error ?? "unknown"}`);
 			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payment's extrinsic failed on chain; retried" });
@@ -330,7 +313,7 @@ export class PolkadotSweepRunner {
 		}
 		await this.clearDepositHolds(items);
 		if (s.kind === "native") {
-			await this.recordFee(item, native, out.fee + out.dust, s.id);
+			await recordFee(ports, this.fence, network.id, item, native, out.fee + out.dust, s.id);
 			if (s.requestId) {
 				await ports.completeRequest({ id: s.requestId, txHash: hash, fence: this.fence });
 				await this.end(s, "confirmed", { feePaid: out.fee.toString() });
@@ -354,27 +337,19 @@ export class PolkadotSweepRunner {
 		logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${fromBaseUnits(moved, token.decimals)} ${token.symbol}, ${hash}`);
 	}
 
-	private async recordFee(item: SweepItem, native: SweepToken, fee: bigint, sweepId: string): Promise<void> {
-		if (fee <= 0n) return;
-		await this.deps.ports.record({ organizationId: item.organizationId, mode: item.mode, networkId: this.deps.network.id, tokenId: native.tokenId, kind: "fee", amount: `-${fromBaseUnits(fee, native.decimals)}`, refType: "sweep", refId: sweepId, fence: this.fence });
-	}
-
-	private async end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
-		const ended = await finishSweep(this.deps.sequelize, this.deps.models, this.fence, s, status, fields, this.deps.now());
-		if (ended) this.deps.onOutcome?.(outcome);
-		return ended;
+	private end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof endSweep>[4], outcome: SweepOutcome = status): Promise<boolean> {
+		return endSweep(this.deps, this.fence, s, status, fields, outcome);
 	}
 
 	// ---- holds (lib/sweeps/holds.ts): deposits whose extrinsics failed on chain ----------------
 
 	private held(address: string, tokenId: string): boolean {
-		return isHeld(this.holds.get(holdKeyOf({ networkId: this.deps.network.id, scope: "deposit", address, tokenId })), this.deps.now());
+		return this.holds.held({ networkId: this.deps.network.id, scope: "deposit", address, tokenId });
 	}
 
 	private async holdFailure(key: HoldKey, reason: string): Promise<void> {
-		const { models, settings, now, logger, network } = this.deps;
-		const { hold, blockedNow } = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
-		this.holds.set(holdKeyOf(key), hold);
+		const { logger, network } = this.deps;
+		const { hold, blockedNow } = await this.holds.fail(key, reason);
 		if (blockedNow) {
 			logger.error(`Sweeper: ${key.scope} ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from there until support clears it (sweeper-polkadot.support.clearHold)`);
 			this.deps.onBlocked?.(key.scope);
@@ -382,8 +357,7 @@ export class PolkadotSweepRunner {
 	}
 
 	private async clearDepositHolds(items: SweepItem[]): Promise<void> {
-		const keys = items.map(i => ({ networkId: this.deps.network.id, scope: "deposit" as const, address: i.depositAddress, tokenId: i.tokenId })).filter(k => this.holds.has(holdKeyOf(k)));
-		await clearHolds(this.deps.models, keys);
+		await this.holds.clear(items.map(i => ({ networkId: this.deps.network.id, scope: "deposit" as const, address: i.depositAddress, tokenId: i.tokenId })));
 	}
 
 	// -------------------------------------------------------------------------------------------
@@ -414,11 +388,7 @@ export class PolkadotSweepRunner {
 		const { ports, network, models } = this.deps;
 		let settled: SweepableCheckout[] | null = null;
 		await forEachPendingRequest(ports, network.id, async req => {
-			if (!settled) {
-				const all = await ports.sweepable({ networkId: network.id });
-				const swept = await sweptTransactions(models, all.map(c => c.transactionId));
-				settled = all.filter(c => !swept.has(c.transactionId));
-			}
+			settled ??= await unsweptCheckouts(ports, models, network.id);
 			await this.executeRequest(req, settled);
 		});
 	}
@@ -458,18 +428,18 @@ export class PolkadotSweepRunner {
 					ungassed ??= { c, units };
 					continue;
 				}
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, units)], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, units)], requestId: req.id }, now());
 				return;
 			}
 			if (a.free < need + ed + (await this.feeOf("native", c.depositAddress, token))) continue;
 			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
-			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, a.free)], requestId: req.id }, now());
+			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, a.free)], requestId: req.id }, now());
 			return;
 		}
 		if (ungassed) {
 			const pair = await this.deps.sweeperKey();
 			if (pair && !busy.has(dot.accountKey(pair.address))) {
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: pair.address, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [this.item(ungassed.c, token, ungassed.units)], requestId: req.id }, now());
+				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: pair.address, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [planItem(ungassed.c, token, ungassed.units)], requestId: req.id }, now());
 				return;
 			}
 		}
@@ -503,7 +473,7 @@ export class PolkadotSweepRunner {
 			if (token.contractAddress === "") {
 				// Worth sweeping when the merchant gets at least the ED after the fee (a new account needs it).
 				if (a.free < ed + 2n * (await this.feeOf("native", c.depositAddress, token))) continue;
-				const items = [this.item(c, token, a.free)];
+				const items = [planItem(c, token, a.free)];
 				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
 				const admit = fromSettings ? await reservations.guard(items) : undefined;
 				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: target.address, chainNonce: 0, items, admit }, now());
@@ -514,7 +484,7 @@ export class PolkadotSweepRunner {
 			if (units <= 0n) continue;
 			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(units, token.decimals)))) continue;
 			if (a.free >= ed + (await this.feeOf("asset", c.depositAddress, token))) {
-				const items = [this.item(c, token, units)];
+				const items = [planItem(c, token, units)];
 				const admit = fromSettings ? await reservations.guard(items) : undefined;
 				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: target.address, chainNonce: 0, items, admit }, now());
 				busy.add(dot.accountKey(c.depositAddress));
@@ -535,14 +505,10 @@ export class PolkadotSweepRunner {
 			const batch = group.slice(0, settings.batchSize);
 			const oldest = Math.min(...batch.map(d => new Date(d.c.completedAt).getTime()));
 			if (batch.length < settings.batchSize && now().getTime() - oldest < settings.maxAgeMs) continue;
-			const items = batch.map(d => this.item(d.c, token, d.amount));
+			const items = batch.map(d => planItem(d.c, token, d.amount));
 			const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
 			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId, fromAddress: pair.address, toAddress: pair.address, chainNonce: 0, items, admit }, now());
 			return; // one sweeper extrinsic at a time
 		}
-	}
-
-	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
-		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
 	}
 }
