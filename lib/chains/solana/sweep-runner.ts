@@ -24,14 +24,14 @@ import { Op, type Sequelize } from "sequelize";
 import * as sol from "./sweep";
 import { fromBaseUnits, toBaseUnits } from "../../money";
 import type { Models } from "../../../models";
-import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
+import type { Sweep, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { LeaseLostError } from "../../watchers/store";
-import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "../../sweeps/holds";
+import { StepHolds, type HoldKey } from "../../sweeps/holds";
 import { isProven, type ProofRule } from "../../sweeps/proof";
 import { Reservations } from "../../sweeps/reservations";
 import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
-import { advanceInFlight, checkLease, dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, recordUnseen, sweptTransactions, type SweepFence } from "../../sweeps/store";
+import { advanceInFlight, checkLease, dropItems, endSweep, openKeyOf, openKeys, planItem, planSweep, recordBroadcast, recordSigned, recordUnseen, sweptTransactions, type SweepFence } from "../../sweeps/store";
 
 export interface SolanaSweeperSettings extends ProofRule {
 	/** At most this many deposits a transaction (and never more than Solana's size limit allows). */
@@ -85,18 +85,20 @@ type Group = { token: SweepToken; destination: string; items: Array<SweepableChe
 export class SolanaSweepRunner {
 	private fence: SweepFence = { networkId: "", owner: "", token: -1 };
 	private lost: AbortSignal | null = null;
-	private holds = new Map<string, SweepHold>();
+	private readonly holds: StepHolds;
 	private warnedNoKey = false;
 	private warnedBridge = false;
 	private readonly waiting = new Set<string>();
 
-	constructor(private readonly deps: SolanaSweepRunnerDeps) {}
+	constructor(private readonly deps: SolanaSweepRunnerDeps) {
+		this.holds = new StepHolds(deps);
+	}
 
 	/** One step under `fence` (the network's sweep lease); `lost` aborts it between sweeps. */
 	async step(fence: SweepFence, lost?: AbortSignal): Promise<void> {
 		this.fence = fence;
 		this.lost = lost ?? null;
-		this.holds = await holdsOf(this.deps.models, this.deps.network.id);
+		await this.holds.load();
 		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
 		await this.executeRequests();
 		checkLease(fence, this.lost);
@@ -129,13 +131,12 @@ export class SolanaSweepRunner {
 	}
 
 	private held(scope: SweepHoldScope, address: string, tokenId: string): boolean {
-		return isHeld(this.holds.get(holdKeyOf(this.holdKey(scope, address, tokenId))), this.deps.now());
+		return this.holds.held(this.holdKey(scope, address, tokenId));
 	}
 
 	private async holdFailure(key: HoldKey, reason: string): Promise<boolean> {
-		const { models, network, settings, logger, now } = this.deps;
-		const { hold, blockedNow } = await recordHoldFailure(models, key, reason, { maxFailures: settings.maxFailures, backoffMs: settings.failureBackoffMs }, now());
-		this.holds.set(holdKeyOf(key), hold);
+		const { network, logger } = this.deps;
+		const { hold, blockedNow } = await this.holds.fail(key, reason);
 		if (blockedNow) {
 			const message = `Sweeper: ${key.scope} ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from there until support clears it (sweeper-solana.support.clearHold)`;
 			logger.error(message);
@@ -147,10 +148,8 @@ export class SolanaSweepRunner {
 
 	// ---- a sweep in flight ------------------------------------------------------------------------
 
-	private async end(s: Sweep, status: "confirmed" | "failed", fields: Parameters<typeof finishSweep>[5], outcome: SweepOutcome = status): Promise<boolean> {
-		const ended = await finishSweep(this.deps.sequelize, this.deps.models, this.fence, s, status, fields, this.deps.now());
-		if (ended) this.deps.onOutcome?.(outcome);
-		return ended;
+	private end(s: Sweep, status: "confirmed" | "failed", fields: Parameters<typeof endSweep>[4], outcome: SweepOutcome = status): Promise<boolean> {
+		return endSweep(this.deps, this.fence, s, status, fields, outcome);
 	}
 
 	private async send(raw: string): Promise<void> {
@@ -294,9 +293,7 @@ export class SolanaSweepRunner {
 			}
 		}
 		if (!(await this.end(s, "confirmed", { txHash: signature, feePaid: fee.toString() }))) return;
-		const keysHeld = items.map(i => this.holdKey("deposit", i.depositAddress, i.tokenId)).filter(k => this.holds.has(holdKeyOf(k)));
-		await clearHolds(models, keysHeld);
-		for (const k of keysHeld) this.holds.delete(holdKeyOf(k));
+		await this.holds.clear(items.map(i => this.holdKey("deposit", i.depositAddress, i.tokenId)));
 		if (s.kind === "spl") {
 			// The sweeper wallet's side: the fee, the rent of a destination account it created, the rent of the accounts it closed.
 			const sweeper = keys[0];
@@ -359,10 +356,6 @@ export class SolanaSweepRunner {
 	}
 
 	// ---- planning -----------------------------------------------------------------------------------
-
-	private item(c: SweepableCheckout, token: SweepToken, amount: bigint) {
-		return { transactionId: c.transactionId, organizationId: c.organizationId, mode: c.mode, depositAddress: c.depositAddress, derivationIndex: c.derivationIndex, tokenId: token.tokenId, amount: fromBaseUnits(amount, token.decimals) };
-	}
 
 	private reservations(): Reservations {
 		const { sequelize, models, now, network, ports } = this.deps;
@@ -427,7 +420,7 @@ export class SolanaSweepRunner {
 
 	private async planGroup(group: Group, kind: "sol" | "spl", batch: Group["items"], reservations: Reservations): Promise<void> {
 		const { sequelize, models, network, now, logger } = this.deps;
-		const items = batch.map(c => this.item(c, group.token, c.amount));
+		const items = batch.map(c => planItem(c, group.token, c.amount));
 		const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
 		const planned = await planSweep(sequelize, models, this.fence, { networkId: network.id, kind, tokenId: group.token.tokenId, fromAddress: SOLANA_SWEEPS, toAddress: group.destination, chainNonce: 0, items, admit }, now());
 		if (planned) logger.info(`Sweeper: ${batch.length} ${group.token.symbol} deposit(s) on ${network.slug} planned in one transaction (sweep ${planned.id})`);
@@ -513,7 +506,7 @@ export class SolanaSweepRunner {
 				continue;
 			}
 			// A SOL payment's item holds the whole deposit while it is in flight (its fee comes from it too).
-			const planned = await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: native ? "sol" : "spl", tokenId: token.tokenId, fromAddress: SOLANA_SWEEPS, toAddress: req.address, chainNonce: 0, items: [this.item(c, token, native ? balance : need)], requestId: req.id }, now());
+			const planned = await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: native ? "sol" : "spl", tokenId: token.tokenId, fromAddress: SOLANA_SWEEPS, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, native ? balance : need)], requestId: req.id }, now());
 			if (planned) {
 				settled.splice(settled.indexOf(c), 1);
 				logger.info(`Withdrawal request ${req.id} on ${network.slug}: ${req.amount} ${token.symbol} from ${c.depositAddress} (sweep ${planned.id})`);
