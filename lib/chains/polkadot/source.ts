@@ -7,7 +7,8 @@
  *   Timestamp.Now at that block).
  * - Payments (lib/chains/polkadot/events.ts): each block's System.Events, decoded with that
  *   block's metadata; native Balances.Transfer and Assets.Transferred / Issued of the catalogue's
- *   asset ids, made by successful extrinsics. Payment key: txHash = the block hash, logIndex =
+ *   asset ids made by successful extrinsics, and the arrivals of inbound XCM messages (also
+ *   Balances.Deposit / Minted, only inside a message's execution). Payment key: txHash = the block hash, logIndex =
  *   the event's index in the block (an extrinsic can carry several transfers, and an extrinsic
  *   hash is not unique on a Substrate chain).
  * - Credit at GRANDPA finality (`finalizedHash`): a transfer read from a best block is shown as
