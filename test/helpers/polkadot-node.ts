@@ -24,6 +24,7 @@ import WebSocket from "ws";
 import { ApiPromise, WsProvider } from "@polkadot/api";
 import { Keyring } from "@polkadot/keyring";
 import type { KeyringPair } from "@polkadot/keyring/types";
+import { u8aToHex } from "@polkadot/util";
 import { cryptoWaitReady } from "@polkadot/util-crypto";
 
 /** The raw chain spec (runtime code in `:code`); source, version and licence: its README. */
@@ -79,6 +80,18 @@ export interface PolkadotNode {
 	mintAsset(assetId: number, to: string, amount: bigint): Promise<BlockRef>;
 	/** Builds `count` blocks (default 1) from the pool; returns the last. Finalizes it if autoFinalize. */
 	newBlock(count?: number): Promise<BlockRef>;
+	/**
+	 * Builds one block (with the pool's extrinsics) that receives these XCM v3 messages from the
+	 * relay chain (downward messages, origin Parent), each a list of instructions as the api's
+	 * `XcmV3Instruction` JSON. Finalizes it if autoFinalize.
+	 */
+	newBlockWithDownward(messages: ReadonlyArray<readonly unknown[]>): Promise<BlockRef>;
+	/**
+	 * The instructions of a relay-chain teleport of its native token (KSM on this runtime) to
+	 * `to`, as `polkadotXcm.limitedTeleportAssets` on the relay sends them: ReceiveTeleportedAsset,
+	 * ClearOrigin, BuyExecution (paid from the amount), DepositAsset to the account; `after` appended.
+	 */
+	teleportFromRelay(to: string, planck: bigint, after?: readonly unknown[]): unknown[];
 	/** Moves the best head back to block `number` (its descendants leave the canonical chain). */
 	setHead(number: number): Promise<BlockRef>;
 	/** Finalizes block `number` of the canonical chain (default: the head). Never moves backwards. */
@@ -256,6 +269,23 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 		if (autoFinalize) await finalize(head.number);
 		return head;
 	};
+	const newBlockWithDownward = async (messages: ReadonlyArray<readonly unknown[]>): Promise<BlockRef> => {
+		const sentAt = (await headRef()).number;
+		// chopsticks' dev_newBlock `dmp`: SCALE VersionedXcm bytes, fed to the parachainSystem inherent.
+		const dmp = messages.map(instructions => ({ sentAt, msg: api.createType("XcmVersionedXcm", { V3: instructions }).toHex() }));
+		await rpc("dev_newBlock", [{ count: 1, dmp }]);
+		const head = await headRef();
+		if (autoFinalize) await finalize(head.number);
+		return head;
+	};
+	const relayToken = { Concrete: { parents: 1, interior: "Here" } };
+	const teleportFromRelay = (to: string, planck: bigint, after: readonly unknown[] = []): unknown[] => [
+		{ ReceiveTeleportedAsset: [{ id: relayToken, fun: { Fungible: planck } }] },
+		{ ClearOrigin: null },
+		{ BuyExecution: { fees: { id: relayToken, fun: { Fungible: planck } }, weightLimit: "Unlimited" } },
+		{ DepositAsset: { assets: { Wild: { AllCounted: 1 } }, beneficiary: { parents: 0, interior: { X1: { AccountId32: { network: null, id: u8aToHex(keyring.decodeAddress(to)) } } } } } },
+		...after,
+	];
 	const fund = async (address: string, planck: bigint): Promise<void> => {
 		const current = (await api.query.system.account(address)) as unknown as { nonce: { toNumber(): number }; providers: { toNumber(): number }; consumers: { toNumber(): number }; sufficients: { toNumber(): number } };
 		await rpc("dev_setStorage", [{ System: { Account: [[[address], {
@@ -303,6 +333,8 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 		createAsset,
 		mintAsset,
 		newBlock,
+		newBlockWithDownward,
+		teleportFromRelay,
 		async setHead(number: number): Promise<BlockRef> {
 			if (number < finalized.number) throw new Error(`cannot roll back to #${number}: #${finalized.number} is finalized`);
 			await rpc("dev_setHead", [number]);

@@ -8,6 +8,7 @@
  * amounts are counted in the catalogue's DOT decimals (10), base units as the chain moves them.
  */
 import type { KeyringPair } from "@polkadot/keyring/types";
+import { fromBaseUnits } from "../../lib/money";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startPolkadotNode, USDT, type PolkadotNode } from "../helpers/polkadot-node";
 import { until } from "../helpers/until";
@@ -119,6 +120,27 @@ describe("Polkadot watcher on the chopsticks Asset Hub node", () => {
 			[minted.hash, await eventIndex(minted.hash, "assets", "Issued", c.address, USDT.id), "0.5"],
 			[block.hash, await eventIndex(block.hash, "assets", "Transferred", c.address, USDT.id), "1.5"],
 		]);
+	});
+
+	it("credits a teleport from the relay chain (XCM, Balances.Deposit in the inherent that runs downward messages) once, at finality", async () => {
+		const c = await checkout("1");
+		// 1.01 of the relay's token sent; BuyExecution keeps the XCM fee, the rest is deposited.
+		const block = await dot.newBlockWithDownward([dot.teleportFromRelay(c.address, DOT_UNIT + DOT_UNIT / 100n)]);
+		const at = await dot.api.at(block.hash);
+		const records = (await at.query.system.events()) as unknown as Array<{ event: { section: string; method: string; data: Array<{ toString(): string }> } }>;
+		const index = await eventIndex(block.hash, "balances", "Deposit", c.address);
+		expect(index).toBeGreaterThan(0);
+		const deposited = fromBaseUnits(records[index].event.data[1].toString(), 10);
+		await until("teleport confirming", async () => (await getTx(c.txId)).amountConfirming === deposited, 120_000);
+		expect(await credits(c.txId)).toEqual([]);
+		await dot.finalize(block.number);
+		await until("teleport completed", async () => (await getTx(c.txId)).status === "completed", 120_000);
+		// Read again over more finalized blocks: still one credit.
+		const later = await dot.newBlock(2);
+		await dot.finalize(later.number);
+		await cursorAt(later.number);
+		expect(await getTx(c.txId)).toMatchObject({ amountReceived: deposited, amountConfirming: "0", hash: block.hash });
+		expect(await credits(c.txId)).toEqual([[block.hash, index, deposited]]);
 	});
 
 	it("credits a partial payment topped up, and an over-payment", async () => {

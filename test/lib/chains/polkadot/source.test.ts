@@ -74,6 +74,85 @@ describe("Polkadot chain source on the chopsticks Asset Hub node", () => {
 		expect(await source.transfers({ fromBlock: block.number, toBlock: block.number, addresses: new Set(), tokens: TOKENS })).toEqual([]);
 	});
 
+	/** The block's events as (index, section.method, fields) for the assertions below. */
+	const eventsOf = async (hash: string) => {
+		const records = (await (await dot.api.at(hash)).query.system.events()) as unknown as Array<{ phase: { toString(): string }; event: { section: string; method: string; data: Array<{ toString(): string }> } }>;
+		return records.map((r, i) => ({ i, phase: r.phase.toString(), name: `${r.event.section}.${r.event.method}`, data: r.event.data.map(d => d.toString()) }));
+	};
+
+	it("credits XCM arrivals from the relay chain: a KSM teleport (Balances.Deposit) and USDT from the relay's account (Assets.Issued), each once", async () => {
+		const deposit = dot.pair("//SourceXcmDeposit", "ed25519");
+		const depositPolkadot = source.toNetworkForm(deposit.address)!;
+		// The relay chain's account here (ParentIsPreset: "Parent" then zeros) holds KSM and USDT it can send on.
+		const relayAccount = dot.keyring.encodeAddress(new Uint8Array([..."Parent"].map(c => c.charCodeAt(0)).concat(new Array(26).fill(0))));
+		await dot.fund(relayAccount, 10n ** 15n);
+		await dot.mintAsset(USDT.id, relayAccount, 50_000_000n);
+		const ksm = { Concrete: { parents: 1, interior: "Here" } };
+		const usdt = { Concrete: { parents: 0, interior: { X2: [{ PalletInstance: 50 }, { GeneralIndex: USDT.id }] } } };
+		const teleport = dot.teleportFromRelay(deposit.address, 10n ** 12n);
+		// Assets sorted as XCM requires (parents 0 before parents 1); the fee paid in KSM, the first asset (USDT) deposited, the KSM left trapped.
+		const withdrawUsdt = [
+			{ WithdrawAsset: [{ id: usdt, fun: { Fungible: 20_000_000n } }, { id: ksm, fun: { Fungible: 10n ** 12n } }] },
+			{ ClearOrigin: null },
+			{ BuyExecution: { fees: { id: ksm, fun: { Fungible: 10n ** 12n } }, weightLimit: "Unlimited" } },
+			{ DepositAsset: { assets: { Wild: { AllCounted: 1 } }, beneficiary: { parents: 0, interior: { X1: { AccountId32: { network: null, id: dot.keyring.decodeAddress(deposit.address) } } } } } },
+		];
+		const block = await dot.newBlockWithDownward([teleport, withdrawUsdt]);
+		const events = await eventsOf(block.hash);
+		// Where it ran, as the runtime says: inside the parachainSystem inherent (ApplyExtrinsic 1), each message closed by its outcome.
+		const outcomes = events.filter(e => e.name === "dmpQueue.ExecutedDownward");
+		expect(outcomes.map(e => [e.phase, JSON.parse(e.data[2])])).toEqual([
+			['{"applyExtrinsic":1}', { complete: expect.anything() }],
+			['{"applyExtrinsic":1}', { complete: expect.anything() }],
+		]);
+		expect(events.some(e => e.name === "balances.Minted")).toBe(false);
+		const credited = events.filter(e => e.name === "balances.Deposit" && e.data[0] === dot.keyring.encodeAddress(deposit.address));
+		const issued = events.filter(e => e.name === "assets.Issued" && e.data[1] === dot.keyring.encodeAddress(deposit.address));
+		expect(credited).toHaveLength(1);
+		expect(issued).toHaveLength(1);
+		expect(BigInt(credited[0].data[1])).toBeLessThan(10n ** 12n);
+		expect(BigInt(credited[0].data[1])).toBeGreaterThan(10n ** 12n - 10n ** 9n);
+
+		const found = await source.transfers({ fromBlock: block.number, toBlock: block.number, addresses: new Set([depositPolkadot]), tokens: TOKENS });
+		expect(found.map(t => [t.tokenId, t.amount, t.logIndex, t.txHash])).toEqual([
+			["dot", credited[0].data[1], credited[0].i, block.hash],
+			["usdt", "20000000", issued[0].i, block.hash],
+		]);
+	});
+
+	it("credits a teleport whose message then fails (Incomplete): its Balances.Deposit stayed in the block and the money in the account", async () => {
+		const deposit = dot.pair("//SourceXcmTrapDeposit", "ed25519");
+		const depositPolkadot = source.toNetworkForm(deposit.address)!;
+		const block = await dot.newBlockWithDownward([dot.teleportFromRelay(deposit.address, 10n ** 12n, [{ Trap: 7 }])]);
+		const events = await eventsOf(block.hash);
+		const outcome = events.find(e => e.name === "dmpQueue.ExecutedDownward")!;
+		expect(JSON.parse(outcome.data[2])).toEqual({ incomplete: [expect.anything(), { trap: 7 }] });
+		const credited = events.find(e => e.name === "balances.Deposit" && e.data[0] === dot.keyring.encodeAddress(deposit.address))!;
+		const account = (await dot.api.query.system.account(deposit.address)) as unknown as { data: { free: { toString(): string } } };
+		expect(account.data.free.toString()).toBe(credited.data[1]);
+		const found = await source.transfers({ fromBlock: block.number, toBlock: block.number, addresses: new Set([depositPolkadot]), tokens: TOKENS });
+		expect(found.map(t => [t.amount, t.logIndex])).toEqual([[credited.data[1], credited.i]]);
+	});
+
+	it("never credits a Balances.Deposit in a signed extrinsic's phase: the fee refund to a deposit that signs, the fee to the collators' pot", async () => {
+		const deposit = dot.pair("//SourceRefundDeposit", "ed25519");
+		const depositPolkadot = source.toNetworkForm(deposit.address)!;
+		await dot.fund(deposit.address, 10n ** 13n);
+		const other = dot.pair("//SourceRefundOther");
+		// A batch interrupted at its first call (over the balance) is charged for the calls it ran: the rest of the fee is refunded to the signer.
+		await dot.api.tx.utility.batch([dot.api.tx.balances.transferKeepAlive(other.address, 10n ** 15n), dot.api.tx.balances.transferKeepAlive(other.address, 10n ** 10n)]).signAndSend(deposit);
+		const block = await dot.newBlock();
+		const events = await eventsOf(block.hash);
+		const refund = events.filter(e => e.name === "balances.Deposit" && e.data[0] === dot.keyring.encodeAddress(deposit.address));
+		expect(refund).toHaveLength(1);
+		expect(refund[0].phase).toBe('{"applyExtrinsic":2}');
+		expect(events.some(e => e.name === "utility.BatchInterrupted")).toBe(true);
+		const pot = events.find(e => e.name === "balances.Deposit" && e.data[0] !== dot.keyring.encodeAddress(deposit.address))!;
+		expect(pot.phase).toBe('{"applyExtrinsic":2}');
+		const watched = new Set([depositPolkadot, source.toNetworkForm(pot.data[0])!]);
+		expect(await source.transfers({ fromBlock: block.number, toBlock: block.number, addresses: watched, tokens: TOKENS })).toEqual([]);
+	});
+
 	it("says which block is finalized at a number, and null above the finalized head", async () => {
 		const block = await dot.newBlock();
 		expect(await source.finalizedHash(block.number)).toBeNull();
