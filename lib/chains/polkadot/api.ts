@@ -35,6 +35,19 @@ interface RawEventRecord {
 	event: { section: string; method: string; data: ReadonlyArray<{ toString(): string }> };
 }
 
+/**
+ * A `chain_getHeader` JSON-RPC result as a header: `number` is hex (a SCALE-compact number
+ * rendered as 0x...), `parentHash` 32 bytes hex. Null (a hash the node does not know) is an error.
+ */
+export function headerFromRpc(hash: string, result: unknown): PolkadotHeader {
+	const h = result as { number?: unknown; parentHash?: unknown } | null;
+	if (!h) throw new PolkadotBlockUnavailableError(`no header for ${hash}`);
+	if (typeof h.number !== "string" || !/^0x[0-9a-f]+$/i.test(h.number) || typeof h.parentHash !== "string" || !/^0x[0-9a-f]{64}$/i.test(h.parentHash)) {
+		throw new PolkadotBlockUnavailableError(`malformed header for ${hash}`);
+	}
+	return { number: Number(BigInt(h.number)), hash, parentHash: h.parentHash };
+}
+
 export class PolkadotApi {
 	private api: Promise<ApiPromise> | null = null;
 	private provider: WsProvider | null = null;
@@ -79,9 +92,7 @@ export class PolkadotApi {
 		await this.ready();
 		// Read raw: the node answers null for a hash it does not know, which the typed call would
 		// decode as an empty header (and chopsticks' headers carry an empty state root).
-		const h = (await this.provider!.send("chain_getHeader", [hash])) as { number: string; parentHash: string } | null;
-		if (!h) throw new PolkadotBlockUnavailableError(`no header for ${hash}`);
-		return { number: Number(BigInt(h.number)), hash, parentHash: h.parentHash };
+		return headerFromRpc(hash, await this.provider!.send("chain_getHeader", [hash]));
 	}
 
 	/** The finalized head's number and hash (GRANDPA's, as the node says). */
