@@ -141,7 +141,7 @@ describe("Polkadot watcher on the chopsticks Asset Hub node", () => {
 		await cursorAt(later.number);
 		expect(await getTx(c.txId)).toMatchObject({ amountReceived: deposited, amountConfirming: "0", hash: block.hash });
 		expect(await credits(c.txId)).toEqual([[block.hash, index, deposited]]);
-	});
+	}, 300_000);
 
 	it("credits a partial payment topped up, and an over-payment", async () => {
 		const a = await checkout("0.3");
