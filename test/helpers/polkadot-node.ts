@@ -25,10 +25,16 @@ import { ApiPromise, WsProvider } from "@polkadot/api";
 import { Keyring } from "@polkadot/keyring";
 import type { KeyringPair } from "@polkadot/keyring/types";
 import { u8aToHex } from "@polkadot/util";
-import { cryptoWaitReady } from "@polkadot/util-crypto";
+import { blake2AsHex, cryptoWaitReady } from "@polkadot/util-crypto";
+import { until } from "./until";
 
 /** The raw chain spec (runtime code in `:code`); source, version and licence: its README. */
 export const ASSET_HUB_SPEC = path.join(__dirname, "..", "fixtures", "polkadot", "asset-hub-kusama-local.json.gz");
+/**
+ * An older Asset Hub (`statemine` spec version 900, Rococo Asset Hub's genesis): the chain a
+ * runtime-upgrade test starts on before it upgrades to ASSET_HUB_SPEC's runtime. Its README.
+ */
+export const ASSET_HUB_V900_SPEC = path.join(__dirname, "..", "fixtures", "polkadot", "asset-hub-rococo-v900.json.gz");
 
 export interface AssetDef {
 	id: number;
@@ -53,6 +59,8 @@ export interface PolkadotNodeOptions {
 	autoFinalize?: boolean;
 	/** Create USDT (1984) and USDC (1337) at start, owned by `assetAdmin` (default true). */
 	assets?: boolean;
+	/** The gzipped raw chain spec to start from (default ASSET_HUB_SPEC). */
+	spec?: string;
 }
 
 export interface PolkadotNode {
@@ -78,6 +86,15 @@ export interface PolkadotNode {
 	createAsset(asset: AssetDef): Promise<void>;
 	/** Mints through a real signed assets.mint by assetAdmin and builds its block (Assets.Issued). */
 	mintAsset(assetId: number, to: string, amount: bigint): Promise<BlockRef>;
+	/**
+	 * Upgrades the runtime as a parachain does: the code's hash authorized by storage (the root
+	 * call chopsticks cannot sign), `parachainSystem.enactAuthorizedUpgrade(code)` signed by
+	 * assetAdmin (ValidationFunctionStored), then the next block, whose validation data carries the
+	 * relay chain's go-ahead (ValidationFunctionApplied: the new code is in that block's state and
+	 * runs the blocks after it), then one more (the new code's first, its migrations). Returns the
+	 * block that applied it, once the helper's client speaks the new version.
+	 */
+	upgradeRuntime(code: string): Promise<BlockRef>;
 	/** Builds `count` blocks (default 1) from the pool; returns the last. Finalizes it if autoFinalize. */
 	newBlock(count?: number): Promise<BlockRef>;
 	/**
@@ -113,12 +130,19 @@ interface RpcMessage {
 	error?: unknown;
 }
 
-let specCache: unknown;
+const specCache = new Map<string, unknown>();
 /** Nodes alive in this process: chopsticks' wasm executor worker is one per process, shared. */
 let liveNodes = 0;
-function loadSpec(): unknown {
-	specCache ??= JSON.parse(zlib.gunzipSync(fs.readFileSync(ASSET_HUB_SPEC)).toString("utf8"));
-	return specCache;
+function loadSpec(file: string): unknown {
+	if (!specCache.has(file)) specCache.set(file, JSON.parse(zlib.gunzipSync(fs.readFileSync(file)).toString("utf8")));
+	return specCache.get(file);
+}
+
+/** The runtime code (`:code`, hex) of a gzipped raw chain spec. */
+export function runtimeCodeOf(file: string): string {
+	const code = (loadSpec(file) as { genesis: { raw: { top: Record<string, string> } } }).genesis.raw.top["0x3a636f6465"];
+	if (!code) throw new Error(`${file} has no :code`);
+	return code;
 }
 
 /** A JSON-RPC client on one WebSocket (the helper's control line to chopsticks). */
@@ -220,7 +244,7 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 	process.env.DISABLE_PLUGINS ??= "true";
 	// Loaded here (not at the top) so the environment above is set before chopsticks reads it.
 	const { setupWithServer, BuildBlockMode, destroyWorker } = await import("@acala-network/chopsticks");
-	const spec = loadSpec() as { properties: { ss58Format: number; tokenDecimals: number; tokenSymbol: string } };
+	const spec = loadSpec(opts.spec ?? ASSET_HUB_SPEC) as { properties: { ss58Format?: number; tokenDecimals: number; tokenSymbol: string } };
 	// A genesis spec means GenesisProvider: no endpoint, nothing fetched; blocks only on dev_newBlock.
 	liveNodes++;
 	const chopsticks = await setupWithServer({
@@ -250,7 +274,8 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 	const proxy = await finalityProxy(chopsticksUrl, { finalized: () => finalized, header: hash => rpc("chain_getHeader", [hash]) });
 
 	await cryptoWaitReady();
-	const ss58Format = spec.properties.ss58Format;
+	// A spec without ss58Format speaks Substrate's generic prefix.
+	const ss58Format = spec.properties.ss58Format ?? 42;
 	const keyring = new Keyring({ type: "sr25519", ss58Format });
 	const api = await ApiPromise.create({ provider: new WsProvider(proxy.url), noInitWarn: true });
 
@@ -314,6 +339,32 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 		await api.tx.assets.mint(assetId, to, amount).signAndSend(assetAdmin);
 		return newBlock();
 	};
+	const upgradeRuntime = async (code: string): Promise<BlockRef> => {
+		const codeHash = blake2AsHex(code, 256);
+		// A Hash in older runtimes, CodeUpgradeAuthorization { codeHash, checkVersion } later.
+		const type = api.query.parachainSystem.authorizedUpgrade.creator.meta.type.asPlain;
+		const def = api.registry.lookup.getSiType(type).def;
+		const isStruct = def.isComposite && def.asComposite.fields.some(f => f.name.unwrapOr("").toString() === "code_hash");
+		await rpc("dev_setStorage", [{ ParachainSystem: { AuthorizedUpgrade: isStruct ? { codeHash, checkVersion: true } : codeHash } }]);
+		await api.tx.parachainSystem.enactAuthorizedUpgrade(code).signAndSend(assetAdmin);
+		const stored = await newBlock();
+		await expectEvent(stored.hash, "ValidationFunctionStored");
+		const applied = await newBlock();
+		await expectEvent(applied.hash, "ValidationFunctionApplied");
+		// The first block the new code runs: its on_runtime_upgrade weight fills it, and chopsticks
+		// drops a transaction that does not fit, so it is built empty here.
+		await newBlock();
+		const version = await rpc<{ specVersion: number }>("state_getRuntimeVersion", [applied.hash]);
+		// The client re-reads the metadata on the version change; transactions signed before that use the old one.
+		await until("the client on the new runtime", () => api.runtimeVersion.specVersion.toNumber() === version.specVersion, 120_000);
+		return applied;
+	};
+	const expectEvent = async (hash: string, method: string): Promise<void> => {
+		const events = (await (await api.at(hash)).query.system.events()) as unknown as Array<{ event: { section: string; method: string } }>;
+		if (!events.some(e => e.event.section === "parachainSystem" && e.event.method === method)) {
+			throw new Error(`no parachainSystem.${method} in ${hash}: ${events.map(e => `${e.event.section}.${e.event.method}`).join(", ")}`);
+		}
+	};
 	if (opts.assets ?? true) {
 		await createAsset(USDT);
 		await createAsset(USDC);
@@ -332,6 +383,7 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 		fund,
 		createAsset,
 		mintAsset,
+		upgradeRuntime,
 		newBlock,
 		newBlockWithDownward,
 		teleportFromRelay,
