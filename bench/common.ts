@@ -574,3 +574,34 @@ export async function startWatcherAtHead(broker: ServiceBroker, service: string,
 	log(`node started, watcher at the head in ${Date.now() - t0} ms`);
 	return { runner, steps };
 }
+
+/**
+ * The measured window of a watcher bench whose chain node runs in a child process (`nodePid`):
+ * marks the CPU, calls `release()` (puts the pre-built blocks on the chain), waits until `total`
+ * detections are stored, then until every credit (or `timeoutS`). The CPU marks: at the last
+ * detection (null if not reached) and at the end.
+ */
+export async function detectionWindow(o: { models: CreditCounters; total: number; nodePid: number | undefined; timeoutS: number; release: () => Promise<unknown>; log: Log }) {
+	const pids = serverPids();
+	const cpu0 = cpuMark(o.nodePid, pids.mysqld);
+	const releaseStart = Date.now();
+	// Monotonic microseconds, the clock of a --cpu-prof profile: the window to look at there.
+	o.log(`window starts at ${process.hrtime.bigint() / 1000n} us (monotonic)`);
+	const released = o.release();
+	let detectedAt = 0;
+	let cpuDetect: CpuMark | null = null;
+	for (;;) {
+		if ((await o.models.ChainTransfer.count()) >= o.total) {
+			detectedAt = Date.now();
+			o.log(`last detection stored by ${process.hrtime.bigint() / 1000n} us (monotonic)`);
+			cpuDetect = cpuMark(o.nodePid, pids.mysqld, cpu0);
+			break;
+		}
+		if (Date.now() - releaseStart > o.timeoutS * 1000) break;
+		await sleep(100);
+	}
+	await released;
+	o.log(`${detectedAt ? `all ${o.total} detections stored after ${detectedAt - releaseStart} ms` : "not all detections stored"}`);
+	await awaitCredits(o.models, o.total, releaseStart, o.timeoutS, o.log);
+	return { cpu0, cpuDetect, cpu1: cpuMark(o.nodePid, pids.mysqld, cpu0) };
+}

@@ -8,9 +8,8 @@
  *
  * Run as a script it is the child; imported, `startTonNodeProcess` forks it.
  */
-import { fork, type ChildProcess } from "node:child_process";
-import path from "node:path";
 import { Address, toNano } from "@ton/core";
+import { forkNodeProcess, runNodeProcessChild, serveNodeProcess, type NodeProcess } from "./node-process";
 
 /** What the bench asks the child (each answered once, by id). */
 export interface TonNodeCommands {
@@ -23,60 +22,10 @@ export interface TonNodeCommands {
 	onChainAt(): Record<string, number>;
 }
 
-type Request = { id: number; cmd: keyof TonNodeCommands; args: unknown[] };
-type Reply = { id: number; result?: unknown; error?: string };
+export type TonNodeProcess = NodeProcess<TonNodeCommands>;
 
-export interface TonNodeProcess {
-	url: string;
-	child: ChildProcess;
-	call<K extends keyof TonNodeCommands>(cmd: K, ...args: Parameters<TonNodeCommands[K]>): Promise<ReturnType<TonNodeCommands[K]>>;
-	stop(): Promise<void>;
-}
-
-export async function startTonNodeProcess(opts: { testnet: boolean }): Promise<TonNodeProcess> {
-	const ext = path.extname(__filename);
-	// Built: dist/bench/ton-node-process.js runs itself; from source, through the tests' TS loader.
-	const execArgv = ext === ".ts" ? ["-r", path.resolve(__dirname, "../test/helpers/ts-register.js")] : [];
-	const child = fork(__filename, [JSON.stringify(opts)], { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
-	const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-	let exited: Error | null = null;
-	const url = await new Promise<string>((resolve, reject) => {
-		child.once("message", m => resolve((m as { url: string }).url));
-		child.once("exit", code => reject(new Error(`the TON node process exited (${code}) before it started`)));
-	});
-	child.on("message", m => {
-		const r = m as Reply;
-		const w = waiting.get(r.id);
-		if (!w) return;
-		waiting.delete(r.id);
-		if (r.error !== undefined) w.reject(new Error(`TON node process: ${r.error}`));
-		else w.resolve(r.result);
-	});
-	child.on("exit", code => {
-		exited = new Error(`the TON node process exited (${code})`);
-		for (const w of waiting.values()) w.reject(exited);
-		waiting.clear();
-	});
-	let next = 0;
-	return {
-		url,
-		child,
-		call: (cmd, ...args) =>
-			new Promise((resolve, reject) => {
-				if (exited) return reject(exited);
-				const id = ++next;
-				waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-				child.send({ id, cmd, args } satisfies Request);
-			}),
-		stop: async () => {
-			if (child.exitCode !== null || child.signalCode !== null) return;
-			const gone = new Promise<void>(resolve => child.once("exit", () => resolve()));
-			child.kill("SIGTERM");
-			const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
-			await gone;
-			clearTimeout(t);
-		},
-	};
+export function startTonNodeProcess(opts: { testnet: boolean }): Promise<TonNodeProcess> {
+	return forkNodeProcess<TonNodeCommands>(__filename, "TON node", [JSON.stringify(opts)]);
 }
 
 async function childMain(): Promise<void> {
@@ -104,24 +53,7 @@ async function childMain(): Promise<void> {
 		},
 		onChainAt: async () => Object.fromEntries(ton.facade.onChainAt),
 	};
-	process.on("message", async m => {
-		const { id, cmd, args } = m as Request;
-		try {
-			const result = await (commands[cmd] as (...a: unknown[]) => Promise<unknown>)(...args);
-			process.send!({ id, result } satisfies Reply);
-		} catch (err) {
-			process.send!({ id, error: (err as Error)?.stack ?? String(err) } satisfies Reply);
-		}
-	});
-	const stop = () => void ton.stop().finally(() => process.exit(0));
-	process.once("SIGTERM", stop);
-	process.once("disconnect", stop);
-	process.send!({ url: ton.url });
+	serveNodeProcess(ton.url, commands, () => ton.stop());
 }
 
-if (require.main === module) {
-	childMain().catch(err => {
-		console.error(err);
-		process.exit(1);
-	});
-}
+runNodeProcessChild(module, childMain);

@@ -43,7 +43,7 @@ import { codecFor } from "../lib/chains";
 import { createTonSource } from "../lib/chains/ton/source";
 import { candidates, hashHex, type V3Transaction } from "../lib/chains/ton/transactions";
 import { startTonNodeProcess, type TonNodeProcess } from "./ton-node-process";
-import { awaitCredits, cpuMark, cpuText, createRunDatabase, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, runMain, serverPids, settingsOrExit, sleep, startWatcherAtHead, stepsText, watcherBenchRun, type CpuMark } from "./common";
+import { cpuText, createRunDatabase, detectionWindow, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, runMain, settingsOrExit, startWatcherAtHead, stepsText, watcherBenchRun, type CpuMark } from "./common";
 
 const AMOUNT = { decimal: "0.01", nano: toNano("0.01") };
 
@@ -119,28 +119,7 @@ async function main(): Promise<void> {
 
 		// ---- the window
 		const { ChainTransfer, TransactionCredit } = app.models;
-		const pids = serverPids();
-		const cpu0 = cpuMark(ton.child.pid, pids.mysqld);
-		const releaseStart = Date.now();
-		// Monotonic microseconds, the clock of a --cpu-prof profile: the window to look at there.
-		log(`window starts at ${process.hrtime.bigint() / 1000n} us (monotonic)`);
-		const released = ton.call("release", SETTINGS.releaseBlocksPerS);
-		let detectedAt = 0;
-		let cpuDetect: CpuMark | null = null;
-		for (;;) {
-			if ((await ChainTransfer.count()) >= total) {
-				detectedAt = Date.now();
-				log(`last detection stored by ${process.hrtime.bigint() / 1000n} us (monotonic)`);
-				cpuDetect = cpuMark(ton.child.pid, pids.mysqld, cpu0);
-				break;
-			}
-			if (Date.now() - releaseStart > SETTINGS.creditTimeoutS * 1000) break;
-			await sleep(100);
-		}
-		await released;
-		log(`${detectedAt ? `all ${total} detections stored after ${detectedAt - releaseStart} ms` : "not all detections stored"}`);
-		await awaitCredits(app.models, total, releaseStart, SETTINGS.creditTimeoutS, log);
-		const cpu1 = cpuMark(ton.child.pid, pids.mysqld, cpu0);
+		const { cpu0, cpuDetect, cpu1 } = await detectionWindow({ models: app.models, total, nodePid: ton.child.pid, timeoutS: SETTINGS.creditTimeoutS, release: () => ton!.call("release", SETTINGS.releaseBlocksPerS), log });
 
 		// ---- results
 		const onChainAt = await ton.call("onChainAt");
