@@ -29,12 +29,18 @@ import { blake2AsHex, cryptoWaitReady } from "@polkadot/util-crypto";
 import { until } from "./until";
 
 /** The raw chain spec (runtime code in `:code`); source, version and licence: its README. */
-export const ASSET_HUB_SPEC = path.join(__dirname, "..", "fixtures", "polkadot", "asset-hub-kusama-local.json.gz");
+/** A fixture of test/fixtures/polkadot/; built (dist/test/helpers, the benches) the fixture is not copied, so it is read from the source tree. */
+const fixture = (name: string): string => {
+	const here = path.join(__dirname, "..", "fixtures", "polkadot", name);
+	const source = path.join(__dirname, "..", "..", "..", "test", "fixtures", "polkadot", name);
+	return fs.existsSync(here) || !fs.existsSync(source) ? here : source;
+};
+export const ASSET_HUB_SPEC = fixture("asset-hub-kusama-local.json.gz");
 /**
  * An older Asset Hub (`statemine` spec version 900, Rococo Asset Hub's genesis): the chain a
  * runtime-upgrade test starts on before it upgrades to ASSET_HUB_SPEC's runtime. Its README.
  */
-export const ASSET_HUB_V900_SPEC = path.join(__dirname, "..", "fixtures", "polkadot", "asset-hub-rococo-v900.json.gz");
+export const ASSET_HUB_V900_SPEC = fixture("asset-hub-rococo-v900.json.gz");
 
 export interface AssetDef {
 	id: number;
