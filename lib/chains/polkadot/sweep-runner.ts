@@ -297,13 +297,8 @@ export class PolkadotSweepRunner {
 		const token = this.token(s.tokenId)!;
 		const hash = s.txHash!;
 		const item = items[0];
-		// A native deposit pays its own fee (the merchant's); an asset deposit's fee is the sweeper's top-up (the operator's).
-		const merchantPaysFee = s.kind === "native";
 		if (!out.success) {
-			if (merchantPaysFee) await recordFee(ports, this.fence, network.id, item, native, out.fee + out.dust, s.id);
-			await this.end(s, "failed", { feePaid: out.fee.toString(), reason: `ExtrinsicFailed in ${where.blockHash}: ${out.error ?? "unknown"}` });
-			if (s.kind !== "topup") await this.holdFailure({ networkId: network.id, scope: "deposit", address: item.depositAddress, tokenId: item.tokenId }, `extrinsic ${hash} failed: ${out.error ?? "unknown"}`);
-			if (s.requestId) await ports.failRequest({ id: s.requestId, reason: "the payment's extrinsic failed on chain; retried" });
+			await this.failedOnChain(s, item, native, out, `ExtrinsicFailed in ${where.blockHash}: ${out.error ?? "unknown"}`);
 			return;
 		}
 		if (s.kind === "topup") {
@@ -337,27 +332,51 @@ export class PolkadotSweepRunner {
 		logger.info(`Sweep ${s.id} confirmed on ${network.slug}: ${fromBaseUnits(moved, token.decimals)} ${token.symbol}, ${hash}`);
 	}
 
+	/**
+	 * Landed, and `ExtrinsicFailed`: nothing moved but the fee (the runtime rolled the call back).
+	 * A native deposit paid it from the merchant's funds (a `fee` entry, so the ledger equals the
+	 * chain); an asset deposit's and a top-up's fee was the sweeper wallet's native (on the sweep's
+	 * record only). The sweep fails, so its funds are not swept and are planned again; for a deposit's
+	 * own extrinsic a failure counts on the deposit's hold (lib/sweeps/holds.ts): nothing is signed
+	 * from it (and no top-up sent to it) before the pause ends, nothing at all once it is blocked.
+	 */
+	private async failedOnChain(s: Sweep, item: SweepItem, native: SweepToken, out: dot.ExtrinsicOutcome, reason: string): Promise<void> {
+		const { network, ports, logger } = this.deps;
+		if (s.kind === "native") await recordFee(ports, this.fence, network.id, item, native, out.fee + out.dust, s.id);
+		if (!(await this.end(s, "failed", { feePaid: out.fee.toString(), reason: `failed on chain: ${reason}` }))) return;
+		// A failed top-up is the sweeper wallet's (all or none: batchAll); its deposits are not at fault.
+		const blocked = s.kind !== "topup" && (await this.holdFailure(this.holdKey(item.depositAddress, item.tokenId), `${s.kind} extrinsic ${s.txHash} failed on chain: ${out.error ?? "unknown"}`));
+		if (s.requestId) await ports.failRequest({ id: s.requestId, reason: `the payment's extrinsic failed on chain (${out.error ?? "unknown"}); ${blocked ? "its deposit is held: not retried from it" : "retried"}` });
+		logger.warn(`Sweep ${s.id} on ${network.slug} failed on chain (${s.txHash}): ${reason}`);
+	}
+
 	private end(s: Sweep, status: "confirmed" | "failed" | "stalled", fields: Parameters<typeof endSweep>[4], outcome: SweepOutcome = status): Promise<boolean> {
 		return endSweep(this.deps, this.fence, s, status, fields, outcome);
 	}
 
 	// ---- holds (lib/sweeps/holds.ts): deposits whose extrinsics failed on chain ----------------
 
-	private held(address: string, tokenId: string): boolean {
-		return this.holds.held({ networkId: this.deps.network.id, scope: "deposit", address, tokenId });
+	private holdKey(address: string, tokenId: string): HoldKey {
+		return { networkId: this.deps.network.id, scope: "deposit", address, tokenId };
 	}
 
-	private async holdFailure(key: HoldKey, reason: string): Promise<void> {
+	private held(address: string, tokenId: string): boolean {
+		return this.holds.held(this.holdKey(address, tokenId));
+	}
+
+	/** Counts a failure on the deposit; true when it is blocked (support clears it). */
+	private async holdFailure(key: HoldKey, reason: string): Promise<boolean> {
 		const { logger, network } = this.deps;
 		const { hold, blockedNow } = await this.holds.fail(key, reason);
 		if (blockedNow) {
-			logger.error(`Sweeper: ${key.scope} ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from there until support clears it (sweeper-polkadot.support.clearHold)`);
+			logger.error(`Sweeper: ${key.scope} ${key.address} on ${network.slug} failed ${hold.failures} times in a row (last: ${reason}); nothing more is sent from there, and no top-up to it, until support clears it (sweeper-polkadot.support.clearHold)`);
 			this.deps.onBlocked?.(key.scope);
 		}
+		return Boolean(hold.blockedAt);
 	}
 
 	private async clearDepositHolds(items: SweepItem[]): Promise<void> {
-		await this.holds.clear(items.map(i => ({ networkId: this.deps.network.id, scope: "deposit" as const, address: i.depositAddress, tokenId: i.tokenId })));
+		await this.holds.clear(items.map(i => this.holdKey(i.depositAddress, i.tokenId)));
 	}
 
 	// -------------------------------------------------------------------------------------------
@@ -412,7 +431,8 @@ export class PolkadotSweepRunner {
 		const need = toBaseUnits(req.amount, token.decimals);
 		const busy = await this.busyWallets();
 		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		const toppedUp = own.find(s => s.kind === "topup");
+		// A top-up's deposit that is blocked no longer holds the request to it.
+		const toppedUp = own.find(s => s.kind === "topup" && !this.holds.get(this.holdKey(s.toAddress, req.tokenId))?.blockedAt);
 		const ed = this.ed();
 		let ungassed: { c: SweepableCheckout; units: bigint } | null = null;
 		for (const c of settled) {
