@@ -21,7 +21,7 @@ import { MEMPOOL_BLOCK_HASH, type BlockRef, type ChainSource, type ChainTransfer
 import { isServiceUnavailable } from "../errors";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
-import type { ChainTransfer } from "../../models/chain.model";
+import type { ChainTransfer, ChainTransferReported } from "../../models/chain.model";
 import { readNetworkCatalogue, type NetworkCatalogue } from "./catalogue";
 import { envSlug, type WatchersConfig } from "./config";
 import { appendRecent, commonAncestor, continuesChain } from "./reorg";
@@ -106,9 +106,23 @@ export interface WatcherStatus {
 	tokens: string[];
 }
 
+/** What the payments side acknowledged for one stored transfer: how it is to be recorded (lib/watchers/store.ts markReported). */
+interface Ack {
+	id: number;
+	reported: ChainTransferReported;
+	pending: boolean;
+	confirmations: number | null;
+}
+
 const REPORT_BATCH = 500;
 const REPORT_CONCURRENCY = 16;
-const ADDRESS_PAGE = 10_000;
+/**
+ * Deposit addresses a depositAddresses call answers at most. 2,000 (about 280 kB of JSON) keeps an
+ * answer under a transporter's message limit when the watcher runs on a node of its own (NATS's
+ * default max_payload and Kafka's message.max.bytes are 1 MB): 10,000 a page failed with NATS's
+ * MAX_PAYLOAD_EXCEEDED (the TON watcher bench, docs/benchmarks.md).
+ */
+const ADDRESS_PAGE = 2_000;
 /** Full reload of the address set (drops addresses past the watch window). */
 const ADDRESS_RELOAD_MS = 10 * 60_000;
 /** Blocks from the head inside which transfers are queried by block hash. */
@@ -503,31 +517,47 @@ export class NetworkWatcher {
 			for (let i = 0; i < rows.length; i += REPORT_CONCURRENCY) {
 				const chunk = rows.slice(i, i + REPORT_CONCURRENCY);
 				const head = this.reportHead!;
-				await Promise.all(chunk.map(row => this.reportOne(row, head).catch(err => this.onError(err))));
+				const acks = await Promise.all(chunk.map(row => this.reportOne(row, head).catch(err => (this.onError(err), null))));
+				await this.markAcknowledged(acks).catch(err => this.onError(err));
 			}
 			afterId = rows[rows.length - 1].id;
 			if (rows.length < REPORT_BATCH) return count;
 		}
 	}
 
-	private async reportOne(row: ChainTransfer, head: BlockRef): Promise<void> {
-		const { models } = this.deps;
+	/**
+	 * Records what the payments side acknowledged for a chunk of reports: one UPDATE per distinct
+	 * outcome rather than one per transfer (each was a statement of its own, in this process and in
+	 * the database). A crash before it leaves the rows pending: reported again, answered as duplicates.
+	 */
+	private async markAcknowledged(acks: ReadonlyArray<Ack | null>): Promise<void> {
+		const groups = new Map<string, { ids: number[]; ack: Ack }>();
+		for (const ack of acks) {
+			if (!ack) continue;
+			const key = `${ack.reported}:${ack.pending}:${ack.confirmations}`;
+			const group = groups.get(key);
+			if (group) group.ids.push(ack.id);
+			else groups.set(key, { ids: [ack.id], ack });
+		}
+		const now = this.deps.now();
+		for (const { ids, ack } of groups.values()) await markReported(this.deps.models, ids, ack.reported, ack.pending, ack.confirmations, now);
+	}
+
+	/** Reports one transfer; what the payments side acknowledged (to be recorded), null: nothing to record. */
+	private async reportOne(row: ChainTransfer, head: BlockRef): Promise<Ack | null> {
 		// The freshest requirement, sent with every report: the core records and shows the one applied.
 		const required = this.catalogue.requiredConfirmations;
 		const payments = this.payments;
-		const now = this.deps.now();
 		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };
 		if (row.status === "reverted") {
 			await payments.revert(key);
-			await markReported(models, [row.id], "reverted", false, row.reportedConfirmations, now);
-			return;
+			return { id: row.id, reported: "reverted", pending: false, confirmations: row.reportedConfirmations };
 		}
-		if (row.status !== "active") return;
+		if (row.status !== "active") return null;
 		if (row.blockHash === MEMPOOL_BLOCK_HASH) {
 			// Unconfirmed: shown as 0 confirmations, never credited; its block's transfer takes over.
 			const r = await payments.detect({ ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations: 0, blockNumber: 0, requiredConfirmations: required });
-			await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", false, 0, now);
-			return;
+			return { id: row.id, reported: r.outcome === "unknownAddress" ? "ignored" : "detected", pending: false, confirmations: 0 };
 		}
 		const depth = Math.max(0, head.number - row.blockNumber + 1);
 		let confirmations = depth;
@@ -538,7 +568,7 @@ export class NetworkWatcher {
 			// number; before that the depth shows progress, held below the requirement.
 			const finalized = await source.finalizedHash(row.blockNumber);
 			// Finalized with another block at this number: this block was dropped; the step's reorg check reverts it.
-			if (finalized !== null && finalized !== row.blockHash) return;
+			if (finalized !== null && finalized !== row.blockHash) return null;
 			final = finalized !== null;
 			confirmations = final ? Math.max(depth, required) : Math.min(depth, Math.max(0, required - 1));
 		}
@@ -546,13 +576,12 @@ export class NetworkWatcher {
 		if (final) {
 			const r = await payments.credit(transfer);
 			// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
-			if (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations") return;
-			await markReported(models, [row.id], r.credited || r.duplicate ? "credited" : "ignored", false, confirmations, now);
-			return;
+			if (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations") return null;
+			return { id: row.id, reported: r.credited || r.duplicate ? "credited" : "ignored", pending: false, confirmations };
 		}
-		if (row.reported !== "none" && row.reportedConfirmations === confirmations) return;
+		if (row.reported !== "none" && row.reportedConfirmations === confirmations) return null;
 		const r = await payments.detect({ ...transfer, blockNumber: row.blockNumber });
-		await markReported(models, [row.id], r.outcome === "unknownAddress" ? "ignored" : "detected", r.outcome !== "unknownAddress", confirmations, now);
+		return { id: row.id, reported: r.outcome === "unknownAddress" ? "ignored" : "detected", pending: r.outcome !== "unknownAddress", confirmations };
 	}
 
 	/** Stores new mempool sightings and ends those that were mined or dropped (lib/watchers/store.ts syncMempool). */
