@@ -3,7 +3,7 @@
  * accounting from /proc, the HTTP set-up of a merchant and the clean-up of a run's database and
  * Redis keys. Everything on 127.0.0.1.
  */
-import { ChildProcess } from "node:child_process";
+import { ChildProcess, spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
@@ -150,6 +150,23 @@ export function childStopper(log: Log, defaultTimeoutMs: number): (child: Child 
 			await child.exited;
 		}
 	};
+}
+
+/**
+ * A gateway node of its own process (lib/start), running `env.SERVICES`, with its output in
+ * `logFile`: a watcher bench's core services placed on another node, as a deployment places them
+ * (docker-compose.yml, k8s/: `core` beside `watcher-*`). Built: dist/lib/start.js; from source,
+ * lib/start.ts through the tests' TS loader.
+ */
+export function startNodeChild(env: Record<string, string>, cwd: string, logFile: string): Child {
+	const fromSource = path.extname(__filename) === ".ts";
+	const entry = fromSource ? path.resolve(__dirname, "../lib/start.ts") : GATEWAY_ENTRY;
+	const execArgv = fromSource ? ["-r", path.resolve(__dirname, "../test/helpers/ts-register.js")] : [];
+	const out = fs.openSync(logFile, "a");
+	const proc = spawn(process.execPath, [...execArgv, entry], { cwd, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HEALTH_PORT: "0", ...env }, stdio: ["ignore", out, out] });
+	fs.closeSync(out);
+	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
+	return { proc, logFile, exited };
 }
 
 export interface GatewayEnvOptions {
@@ -511,21 +528,24 @@ export interface CpuMark {
 	self: NodeJS.CpuUsage;
 	node: number | null;
 	mysqld: number | null;
+	/** The process of the core services when they run on a node of their own (null: in this process). */
+	core: number | null;
 	wall: number;
 }
 
 /** A mark now; with `since`, this process's usage counted from that mark. `nodePid` undefined: the chain node runs in this process. */
-export function cpuMark(nodePid: number | undefined, mysqldPid: number | undefined, since?: CpuMark): CpuMark {
-	return { self: process.cpuUsage(since?.self), node: nodePid === undefined ? null : procCpuSeconds(nodePid), mysqld: procCpuSeconds(mysqldPid), wall: Date.now() };
+export function cpuMark(nodePid: number | undefined, mysqldPid: number | undefined, since?: CpuMark, corePid?: number): CpuMark {
+	return { self: process.cpuUsage(since?.self), node: nodePid === undefined ? null : procCpuSeconds(nodePid), mysqld: procCpuSeconds(mysqldPid), core: corePid === undefined ? null : procCpuSeconds(corePid), wall: Date.now() };
 }
 
 /** "over N s ...: this process X s (Y us/transfer), <node> ..., mysqld ..." between two marks. */
-export function cpuText(a: CpuMark, b: CpuMark, transfers: number, selfLabel: string, nodeLabel: string | null): string {
+export function cpuText(a: CpuMark, b: CpuMark, transfers: number, selfLabel: string, nodeLabel: string | null, coreLabel = "core services (networks, transactions)"): string {
 	const wall = (b.wall - a.wall) / 1000;
 	const diff = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
 	const perTransfer = (sec: number | null) => (sec === null ? "n/a" : `${sec.toFixed(1)} s (${((sec * 1e6) / transfers).toFixed(0)} us/transfer)`);
 	const node = nodeLabel === null ? "" : `, ${nodeLabel} ${perTransfer(diff(a.node, b.node))}`;
-	return `over ${wall.toFixed(1)} s (${os.cpus().length} cores = ${(os.cpus().length * wall).toFixed(0)} core-s): this process (${selfLabel}) ${perTransfer((b.self.user + b.self.system) / 1e6)}${node}, mysqld ${perTransfer(diff(a.mysqld, b.mysqld))}`;
+	const core = a.core === null ? "" : `, ${coreLabel} ${perTransfer(diff(a.core, b.core))}`;
+	return `over ${wall.toFixed(1)} s (${os.cpus().length} cores = ${(os.cpus().length * wall).toFixed(0)} core-s): this process (${selfLabel}) ${perTransfer((b.self.user + b.self.system) / 1e6)}${node}${core}, mysqld ${perTransfer(diff(a.mysqld, b.mysqld))}`;
 }
 
 /** Where the watcher's steps spent their wall time (the runner's onStepTimings hook), over the steps that stored something. */
@@ -581,9 +601,9 @@ export async function startWatcherAtHead(broker: ServiceBroker, service: string,
  * detections are stored, then until every credit (or `timeoutS`). The CPU marks: at the last
  * detection (null if not reached) and at the end.
  */
-export async function detectionWindow(o: { models: CreditCounters; total: number; nodePid: number | undefined; timeoutS: number; release: () => Promise<unknown>; log: Log }) {
+export async function detectionWindow(o: { models: CreditCounters; total: number; nodePid: number | undefined; corePid?: number; timeoutS: number; release: () => Promise<unknown>; log: Log }) {
 	const pids = serverPids();
-	const cpu0 = cpuMark(o.nodePid, pids.mysqld);
+	const cpu0 = cpuMark(o.nodePid, pids.mysqld, undefined, o.corePid);
 	const releaseStart = Date.now();
 	// Monotonic microseconds, the clock of a --cpu-prof profile: the window to look at there.
 	o.log(`window starts at ${process.hrtime.bigint() / 1000n} us (monotonic)`);
@@ -594,7 +614,7 @@ export async function detectionWindow(o: { models: CreditCounters; total: number
 		if ((await o.models.ChainTransfer.count()) >= o.total) {
 			detectedAt = Date.now();
 			o.log(`last detection stored by ${process.hrtime.bigint() / 1000n} us (monotonic)`);
-			cpuDetect = cpuMark(o.nodePid, pids.mysqld, cpu0);
+			cpuDetect = cpuMark(o.nodePid, pids.mysqld, cpu0, o.corePid);
 			break;
 		}
 		if (Date.now() - releaseStart > o.timeoutS * 1000) break;
@@ -603,5 +623,5 @@ export async function detectionWindow(o: { models: CreditCounters; total: number
 	await released;
 	o.log(`${detectedAt ? `all ${o.total} detections stored after ${detectedAt - releaseStart} ms` : "not all detections stored"}`);
 	await awaitCredits(o.models, o.total, releaseStart, o.timeoutS, o.log);
-	return { cpu0, cpuDetect, cpu1: cpuMark(o.nodePid, pids.mysqld, cpu0) };
+	return { cpu0, cpuDetect, cpu1: cpuMark(o.nodePid, pids.mysqld, cpu0, o.corePid) };
 }

@@ -7,8 +7,12 @@
  *
  * - the node runs IN THIS PROCESS (the facade is an in-process server over the WASM emulator), so
  *   "this process" in the CPU lines is watcher + core services + the facade answering it.
- * - the gateway node (lib/node.ts createNode) runs networks, transactions and watcher-ton on
- *   `ton-testnet` (TON only), on a fresh MySQL database and Redis prefix.
+ * - the gateway node in this process (lib/node.ts createNode) runs watcher-ton alone on
+ *   `ton-testnet` (TON only), on a fresh MySQL database and Redis prefix; the core services it
+ *   reports to (networks, transactions: every credit) run on a node of their own, another process
+ *   (lib/start, over NATS on 127.0.0.1), as a deployment places them (docker-compose.yml and k8s/:
+ *   `watcher-ton` and `core` are separate containers). BENCH_TON_CORE=inline puts them back in
+ *   this process (the layout before 2026-11-26's second round).
  * - 100,000 checkouts inserted directly (bench/common.ts insertCheckouts): random workchain-0
  *   addresses (non-bounceable testnet form, as a checkout shows them), each asking 0.01 TON, so
  *   every credit settles its checkout (the full credit path).
@@ -30,7 +34,8 @@
  *   blocks() + transfers() as a step calls them, no database), the block's transactions read
  *   through the API client alone (transactionsByMasterchainBlock, paged, one block at a time), and
  *   the parser alone (lib/chains/ton/transactions.ts candidates());
- * - CPU seconds of this process and mysqld over the detection window and to the last credit.
+ * - CPU seconds of this process, the core node's, the TON node's and mysqld over the detection
+ *   window and to the last credit.
  */
 import crypto from "node:crypto";
 import os from "node:os";
@@ -43,7 +48,8 @@ import { codecFor } from "../lib/chains";
 import { createTonSource } from "../lib/chains/ton/source";
 import { candidates, hashHex, type V3Transaction } from "../lib/chains/ton/transactions";
 import { startTonNodeProcess, type TonNodeProcess } from "./ton-node-process";
-import { cpuText, createRunDatabase, detectionWindow, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, runMain, settingsOrExit, startWatcherAtHead, stepsText, watcherBenchRun, type CpuMark } from "./common";
+import path from "node:path";
+import { childStopper, cpuText, createRunDatabase, detectionWindow, envInt, inProcessNodeEnv, insertCheckouts, makeLog, percentile, runMain, settingsOrExit, startNodeChild, startWatcherAtHead, stepsText, tail, watcherBenchRun, type Child, type CpuMark } from "./common";
 
 const AMOUNT = { decimal: "0.01", nano: toNano("0.01") };
 
@@ -51,11 +57,15 @@ function loadSettings() {
 	const addresses = envInt("BENCH_TON_ADDRESSES", 100_000, 1);
 	const blocks = envInt("BENCH_TON_BLOCKS", 10, 1);
 	const perBlock = envInt("BENCH_TON_PER_BLOCK", 500, 1);
+	const core = process.env.BENCH_TON_CORE || "process";
+	if (core !== "process" && core !== "inline") throw new Error(`BENCH_TON_CORE must be "process" or "inline", not "${core}"`);
 	if (blocks * perBlock > addresses) throw new Error(`BENCH_TON_BLOCKS x BENCH_TON_PER_BLOCK (${blocks * perBlock}) must not exceed BENCH_TON_ADDRESSES (${addresses}): each payment goes to a distinct address`);
 	return {
 		addresses,
 		blocks,
 		perBlock,
+		core,
+		natsUrl: process.env.BENCH_NATS_URL || "nats://127.0.0.1:4222",
 		releaseBlocksPerS: envInt("BENCH_TON_RELEASE_BLOCKS_PER_S", 20, 1),
 		pollMs: envInt("BENCH_WATCHER_POLL_MS", 100, 50),
 		creditTimeoutS: envInt("BENCH_WATCHER_CREDIT_TIMEOUT_S", 300, 1),
@@ -75,6 +85,8 @@ async function main(): Promise<void> {
 	const { databaseUrl } = run;
 	const total = SETTINGS.blocks * SETTINGS.perBlock;
 	let ton: TonNodeProcess | null = null;
+	let coreNode: Child | null = null;
+	const stopChild = childStopper(log, 30_000);
 
 	try {
 		log(`node ${process.version}, ${os.cpus().length} cpus; ${SETTINGS.addresses} addresses, ${SETTINGS.blocks} blocks x ${SETTINGS.perBlock} TON payments`);
@@ -84,8 +96,12 @@ async function main(): Promise<void> {
 		// ---- database, checkouts, node
 		await createRunDatabase(SETTINGS.mysqlUrl, run.dbName);
 		state.dbCreated = true;
-		const env = inProcessNodeEnv(run, SETTINGS.redisUrl, { RPC_URL_TON_TESTNET: ton.url, WATCHER_POLL_MS: String(SETTINGS.pollMs) });
-		const broker = (state.broker = await createNode({ config: loadConfig(env), services: ["networks", "transactions", "watcher-ton"], env, nodeID: `bench-watcher-ton-${crypto.randomBytes(3).toString("hex")}` }));
+		const apart = SETTINGS.core === "process";
+		// Its own NATS namespace: other nodes on the same server never meet this run's.
+		const cluster: Record<string, string> = apart ? { TRANSPORTER: SETTINGS.natsUrl, NAMESPACE: `bench-ton-${crypto.randomBytes(4).toString("hex")}` } : {};
+		const env = inProcessNodeEnv(run, SETTINGS.redisUrl, { RPC_URL_TON_TESTNET: ton.url, WATCHER_POLL_MS: String(SETTINGS.pollMs), ...cluster });
+		// Migrations run here (createNode), before the core node starts on the same database.
+		const broker = (state.broker = await createNode({ config: loadConfig(env), services: apart ? ["watcher-ton"] : ["networks", "transactions", "watcher-ton"], env, nodeID: `bench-watcher-ton-${crypto.randomBytes(3).toString("hex")}` }));
 		const t0 = Date.now();
 		const deposits: Address[] = [];
 		const addresses = await insertCheckouts(databaseUrl, SETTINGS.addresses, {
@@ -114,12 +130,20 @@ async function main(): Promise<void> {
 		// A running gateway loads the TON codec (all of @ton/ton) at its first TON checkout or credit,
 		// long before; here the first credit would load it inside the window (about 0.3 s of CPU).
 		codecFor("ton");
+		if (apart) {
+			coreNode = startNodeChild({ ...env, SERVICES: "networks,transactions", NODE_ID: `bench-ton-core-${crypto.randomBytes(3).toString("hex")}` }, run.workDir, path.join(run.workDir, "core.log"));
+			log(`core node (networks, transactions) in process ${coreNode.proc.pid}, over ${SETTINGS.natsUrl}`);
+			void coreNode.exited.then(code => {
+				if (code !== null && code !== 0) log(`the core node exited (${code}): ${tail(coreNode!.logFile)}`);
+			});
+		}
+		// broker.start() waits for networks and transactions (the watcher's dependencies), here or on the core node.
 		const { steps } = await startWatcherAtHead(broker, "watcher-ton", NET, () => ton!.call("lastSeqno"), log);
 		const app = appOf(broker);
 
 		// ---- the window
 		const { ChainTransfer, TransactionCredit } = app.models;
-		const { cpu0, cpuDetect, cpu1 } = await detectionWindow({ models: app.models, total, nodePid: ton.child.pid, timeoutS: SETTINGS.creditTimeoutS, release: () => ton!.call("release", SETTINGS.releaseBlocksPerS), log });
+		const { cpu0, cpuDetect, cpu1 } = await detectionWindow({ models: app.models, total, nodePid: ton.child.pid, corePid: coreNode?.proc.pid, timeoutS: SETTINGS.creditTimeoutS, release: () => ton!.call("release", SETTINGS.releaseBlocksPerS), log });
 
 		// ---- results
 		const onChainAt = await ton.call("onChainAt");
@@ -178,16 +202,20 @@ async function main(): Promise<void> {
 			`watcher-ton: ${detRate.toFixed(0)} transfers/s detected (stored; offered ${offeredRate.toFixed(0)}/s) p50 ${percentile(dLat, 50).toFixed(0)} ms p99 ${percentile(dLat, 99).toFixed(0)} ms after the block; credited ${credRate.toFixed(0)} transfers/s (1 masterchain block), latency after the block p50 ${percentile(cLat, 50).toFixed(0)} ms p99 ${percentile(cLat, 99).toFixed(0)} ms; target >= ${TARGET.rate} transfers/s detected ${pass ? "PASS" : "BELOW"}`,
 		);
 		console.log(
-			`  ${total} TON payments (${SETTINGS.blocks} blocks x ${SETTINGS.perBlock}) to ${SETTINGS.addresses} watched addresses, pre-built (the emulator executed and sealed ${buildRate.toFixed(0)} payments/s) and released at ${SETTINGS.releaseBlocksPerS} blocks/s; ${detections.length} detections stored (${foreign} not among the blocks' transactions), ${credits.length} credited; load average at the end ${load}`,
+			`  ${total} TON payments (${SETTINGS.blocks} blocks x ${SETTINGS.perBlock}) to ${SETTINGS.addresses} watched addresses, pre-built (the emulator executed and sealed ${buildRate.toFixed(0)} payments/s) and released at ${SETTINGS.releaseBlocksPerS} blocks/s; ${detections.length} detections stored (${foreign} not among the blocks' transactions), ${credits.length} credited; core services (networks, transactions) ${coreNode ? "on a node of their own (another process, NATS)" : "in this process"}; load average at the end ${load}`,
 		);
 		console.log(
 			`  floors, same blocks, same run: the source alone (blocks() + transfers(), no database) ${(sourceFound / (sourceMs / 1000)).toFixed(0)} transfers/s, CPU ${(((srcCpu.user + srcCpu.system) / Math.max(1, sourceFound))).toFixed(0)} us/transfer (${sourceFound} found); transactionsByMasterchainBlock through the API client, one block at a time ${(total / (readMs / 1000)).toFixed(0)} transfers/s (${(readMs / read.length).toFixed(0)} ms a block of ${read[0]?.length ?? 0} transactions); parser alone ${(parsed / (parseMs / 1000)).toFixed(0)} transfers/s (${parsed} found)`,
 		);
 		console.log(`  ${stepsText(steps, total, "masterchain headers", "transactionsByMasterchainBlock + parse + match")}`);
-		const cpuLine = (b: CpuMark) => cpuText(cpu0, b, total, "watcher + core services + driver", "TON node (facade + emulator)");
+		const cpuLine = (b: CpuMark) => cpuText(cpu0, b, total, coreNode ? "watcher-ton + driver" : "watcher + core services + driver", "TON node (facade + emulator)");
 		if (cpuDetect) console.log(`  CPU to the last detection ${cpuLine(cpuDetect)}`);
 		console.log(`  CPU to the last credit ${cpuLine(cpu1)}`);
 	} finally {
+		// The watcher first (its reports in flight call the core), then the core node.
+		if (state.broker) await state.broker.stop().catch(() => undefined);
+		state.broker = null;
+		await stopChild(coreNode);
 		await cleanup();
 	}
 }
