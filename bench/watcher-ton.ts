@@ -59,13 +59,15 @@ function loadSettings() {
 	const perBlock = envInt("BENCH_TON_PER_BLOCK", 500, 1);
 	const core = process.env.BENCH_TON_CORE || "process";
 	if (core !== "process" && core !== "inline") throw new Error(`BENCH_TON_CORE must be "process" or "inline", not "${core}"`);
+	const natsUrl = process.env.BENCH_NATS_URL || "nats://127.0.0.1:4222";
+	if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(natsUrl).hostname)) throw new Error(`BENCH_NATS_URL must be on loopback, not ${new URL(natsUrl).hostname}`);
 	if (blocks * perBlock > addresses) throw new Error(`BENCH_TON_BLOCKS x BENCH_TON_PER_BLOCK (${blocks * perBlock}) must not exceed BENCH_TON_ADDRESSES (${addresses}): each payment goes to a distinct address`);
 	return {
 		addresses,
 		blocks,
 		perBlock,
 		core,
-		natsUrl: process.env.BENCH_NATS_URL || "nats://127.0.0.1:4222",
+		natsUrl,
 		releaseBlocksPerS: envInt("BENCH_TON_RELEASE_BLOCKS_PER_S", 20, 1),
 		pollMs: envInt("BENCH_WATCHER_POLL_MS", 100, 50),
 		creditTimeoutS: envInt("BENCH_WATCHER_CREDIT_TIMEOUT_S", 300, 1),
