@@ -23,7 +23,7 @@ export interface WatcherProcessChain {
 const cursorOf = (c: WatcherProcessChain) => c.node.app.models.ChainCursor.findByPk(c.networkId);
 const creditsOf = (c: WatcherProcessChain, txIds: string[]) => c.node.app.models.TransactionCredit.findAll({ where: { transactionId: { [Op.in]: txIds } } });
 
-/** Every checkout credited exactly once with `amount`, and (with `stored`) no chain transfer stored twice. */
+/** Every checkout credited exactly once with `amount` (each chain event once), and (with `stored`) no chain transfer stored twice. */
 export async function expectCreditedOnce(c: WatcherProcessChain, targets: ReadonlyArray<{ txId: string }>, amount: string, stored = false): Promise<void> {
 	// A moment for anything that would be credited twice.
 	await new Promise(r => setTimeout(r, 1000));
@@ -31,6 +31,8 @@ export async function expectCreditedOnce(c: WatcherProcessChain, targets: Readon
 	expect(rows).toHaveLength(targets.length);
 	expect(new Set(rows.map(r => r.transactionId)).size).toBe(targets.length);
 	expect(rows.every(r => r.amount === amount)).toBe(true);
+	// No chain event (transaction hash and log / event index) credited twice.
+	expect(new Set(rows.map(r => `${r.txHash}:${r.logIndex}`)).size).toBe(rows.length);
 	if (!stored) return;
 	const seen = await c.node.app.models.ChainTransfer.findAll({ where: { networkId: c.networkId } });
 	expect(seen.filter(s => s.status === "active")).toHaveLength(targets.length);
@@ -56,7 +58,7 @@ export async function leaderFailover(c: WatcherProcessChain, prefix: string, amo
 			const row = await cursorOf(c);
 			return row?.leaseOwner && (row.leaseOwner.startsWith(`${prefix}-x`) || row.leaseOwner.startsWith(`${prefix}-y`)) ? row.leaseOwner : null;
 		},
-		60_000,
+		120_000,
 		() => a.output() + b.output(),
 	);
 	const batch1 = [await c.checkout(), await c.checkout()];
@@ -97,17 +99,18 @@ export async function openProcessCheckout(node: TestNode, key: { key: string; se
 
 /**
  * Starts watcher `name` on a backlog ending at block `head` and kills it -9 once its cursor is
- * inside (head - 45, head - 8): in the middle of the catch-up. Returns the cursor it was killed at.
+ * inside `window` (default (head - 45, head - 8), both ends excluded): in the middle of the
+ * catch-up. Returns the cursor it was killed at.
  */
-export async function killMidCatchUp(c: WatcherProcessChain, name: string, head: number, extra: Record<string, string>): Promise<number> {
+export async function killMidCatchUp(c: WatcherProcessChain, name: string, head: number, extra: Record<string, string>, window = { above: head - 45, below: head - 8 }): Promise<number> {
 	const proc = c.watcher(name, extra);
 	const mid = await until(
 		"part of the catch-up",
 		async () => {
 			const row = await cursorOf(c);
-			return row && row.leaseOwner?.startsWith(name) && row.blockNumber! > head - 45 && row.blockNumber! < head - 8 ? row.blockNumber : null;
+			return row && row.leaseOwner?.startsWith(name) && row.blockNumber! > window.above && row.blockNumber! < window.below ? row.blockNumber : null;
 		},
-		60_000,
+		120_000,
 		proc.output,
 	);
 	await proc.kill();
