@@ -17,6 +17,7 @@ import { acquireLease, ensureCursor } from "../../../../lib/watchers/store";
 import { startNode, type TestNode } from "../../../helpers/harness";
 import { USDT, type PolkadotNode } from "../../../helpers/polkadot-node";
 import { startPolkadotSweeperChain, type PolkadotSweeperChain } from "../../../helpers/polkadot-sweeper-node";
+import type { LedgerEntry } from "../../../helpers/sweeper-services";
 import { ABANDON_SEED } from "../fixtures";
 
 export const NET = "00000000-0000-4000-8000-0000000d07a1";
@@ -29,13 +30,7 @@ export const PERIOD = 8;
 
 export const RUNNER_SETTINGS = { batchSize: 20, maxAgeMs: 0, eraPeriod: PERIOD, proofPolls: 2, proofMs: 0, maxFailures: 3, failureBackoffMs: 60_000 };
 
-export interface LedgerEntry {
-	tokenId: string;
-	kind: string;
-	amount: string;
-	refType: string;
-	refId: string;
-}
+export type { LedgerEntry };
 
 export type TestRequest = WithdrawalRequestView & { status: string; txHash?: string };
 
