@@ -157,6 +157,28 @@ interface TransactionsMethods extends OrgScopeMethods {
 type TransactionsThis = Service<{ rest: string }> & TransactionsVars & TransactionsMethods;
 
 const ID = { type: "string", max: 100 } as const;
+/** Params of the address pages (depositAddresses, openAddresses): the watch window and a keyset (createdAt, id). */
+const KEYSET_PAGE = {
+	since: { type: "string", max: 40 },
+	afterCreatedAt: { type: "string", max: 40, optional: true },
+	afterId: { type: "string", max: 36, optional: true },
+	limit: { type: "number", integer: true, min: 1, max: 20000, optional: true, convert: true },
+} as const;
+/** An address page without a limit: 2,000 keeps the answer far under a transporter's 1 MB (docs/benchmarks.md "Deposit-address pages"). */
+const ADDRESS_PAGE_DEFAULT = 2_000;
+
+/** Rows created inside the watch window (`since`) and after the keyset (createdAt, id), when one is given. */
+function windowKeyset(p: { since: string; afterCreatedAt?: string; afterId?: string }): Record<string | symbol, unknown> {
+	const since = new Date(p.since);
+	if (Number.isNaN(since.getTime())) throw badRequest("since must be an ISO date", { since: "date" });
+	const where: Record<string | symbol, unknown> = { createdAt: { [Op.gte]: since } };
+	if (p.afterCreatedAt && p.afterId) {
+		const after = new Date(p.afterCreatedAt);
+		if (Number.isNaN(after.getTime())) throw badRequest("afterCreatedAt must be an ISO date", { afterCreatedAt: "date" });
+		where[Op.or] = [{ createdAt: { [Op.gt]: after } }, { createdAt: after, id: { [Op.gt]: p.afterId } }];
+	}
+	return where;
+}
 /** What names an on-chain transfer (the credit's unique key): network, tx hash, log / output index. */
 const TRANSFER_KEY = {
 	networkId: ID,
@@ -493,26 +515,16 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			params: {
 				$$strict: "remove",
 				networkId: ID,
-				since: { type: "string", max: 40 },
-				afterCreatedAt: { type: "string", max: 40, optional: true },
-				afterId: { type: "string", max: 36, optional: true },
-				limit: { type: "number", integer: true, min: 1, max: 20000, optional: true, convert: true },
+				...KEYSET_PAGE,
 			},
 			async handler(this: TransactionsThis, ctx: Ctx<DepositAddressesParams>) {
 				const { models } = appOf(this.broker);
 				const p = ctx.params;
-				const since = new Date(p.since);
-				if (Number.isNaN(since.getTime())) throw badRequest("since must be an ISO date");
-				const where: Record<string | symbol, unknown> = { networkId: p.networkId, createdAt: { [Op.gte]: since } };
-				if (p.afterCreatedAt && p.afterId) {
-					const after = new Date(p.afterCreatedAt);
-					where[Op.or] = [{ createdAt: { [Op.gt]: after } }, { createdAt: after, id: { [Op.gt]: p.afterId } }];
-				}
 				const rows = await models.DepositAddress.findAll({
-					where,
+					where: { networkId: p.networkId, ...windowKeyset(p) },
 					attributes: ["id", "address", "createdAt"],
 					order: [["createdAt", "ASC"], ["id", "ASC"]],
-					limit: p.limit ?? 10000,
+					limit: p.limit ?? ADDRESS_PAGE_DEFAULT,
 					raw: true,
 				});
 				return rows.map(r => ({ id: r.id, address: r.address, createdAt: new Date(r.createdAt).toISOString() }));
@@ -661,19 +673,25 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 			},
 		},
 
-		/** Deposit addresses of checkouts not settled yet on a network (balance reconciliation). Internal. */
+		/**
+		 * Deposit addresses of checkouts not settled yet on a network (balance reconciliation),
+		 * opened inside the watch window, by keyset pages (createdAt, id) like depositAddresses: one
+		 * answer of every open address exceeded a transporter's 1 MB message limit. Internal.
+		 */
 		openAddresses: {
 			visibility: "public",
-			params: { $$strict: "remove", networkId: ID, since: { type: "string", max: 40 } },
-			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; since: string }>) {
+			params: { $$strict: "remove", networkId: ID, ...KEYSET_PAGE },
+			async handler(this: TransactionsThis, ctx: Ctx<DepositAddressesParams>) {
 				const { models } = appOf(this.broker);
+				const p = ctx.params;
 				const rows = await models.Transaction.findAll({
-					where: { payerNetworkId: ctx.params.networkId, status: { [Op.in]: ["pending", "expired", "failed"] }, createdAt: { [Op.gte]: new Date(ctx.params.since) } },
-					attributes: ["depositAddress"],
-					limit: 5000,
+					where: { payerNetworkId: p.networkId, status: { [Op.in]: ["pending", "expired", "failed"] }, ...windowKeyset(p) },
+					attributes: ["id", "depositAddress", "createdAt"],
+					order: [["createdAt", "ASC"], ["id", "ASC"]],
+					limit: p.limit ?? ADDRESS_PAGE_DEFAULT,
 					raw: true,
 				});
-				return rows.map(r => r.depositAddress);
+				return rows.map(r => ({ id: r.id, address: r.depositAddress, createdAt: new Date(r.createdAt).toISOString() }));
 			},
 		},
 

@@ -24,6 +24,8 @@ export interface WatchersConfig {
 	reorgDepth: number;
 	/** How often the native balances of open checkouts are reconciled (0: never). */
 	reconcileMs: number;
+	/** Open deposit addresses one reconciliation page asks for (default 2,000: see runner.ts ADDRESS_PAGE). */
+	reconcilePage?: number;
 	/** Lag (head - cursor) in blocks above which the watcher logs a warning. */
 	lagWarnBlocks: number;
 	/** Lag above which a node leading a network is not ready (/readyz, lib/watchers/readiness.ts). */
@@ -131,6 +133,7 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 		maxRange: int("WATCHER_MAX_RANGE", env.WATCHER_MAX_RANGE, 500, 1, 10_000),
 		reorgDepth: int("WATCHER_REORG_DEPTH", env.WATCHER_REORG_DEPTH, 64, 2, 10_000),
 		reconcileMs: int("WATCHER_RECONCILE_MS", env.WATCHER_RECONCILE_MS, 60_000, 0, 86_400_000),
+		reconcilePage: int("WATCHER_RECONCILE_PAGE", env.WATCHER_RECONCILE_PAGE, 2_000, 1, 20_000),
 		lagWarnBlocks: int("WATCHER_LAG_WARN_BLOCKS", env.WATCHER_LAG_WARN_BLOCKS, 50, 1, 1_000_000),
 		readyMaxLag: int("WATCHER_READY_MAX_LAG", env.WATCHER_READY_MAX_LAG, 50, 0, 1_000_000),
 		watchHours: int("WATCHER_WATCH_HOURS", env.WATCHER_WATCH_HOURS, 7 * 24, 1, 24 * 365),

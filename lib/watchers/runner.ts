@@ -39,7 +39,8 @@ export interface WatchedNetwork {
 /** What a watcher asks of the payments side (actions of the transactions service). */
 export interface PaymentsPort {
 	depositAddresses(p: { networkId: string; since: string; afterCreatedAt?: string; afterId?: string; limit: number }): Promise<Array<{ id: string; address: string; createdAt: string }>>;
-	openAddresses(p: { networkId: string; since: string }): Promise<string[]>;
+	/** Deposit addresses of open checkouts (reconciliation), by keyset pages like depositAddresses. */
+	openAddresses(p: { networkId: string; since: string; afterCreatedAt?: string; afterId?: string; limit: number }): Promise<Array<{ id: string; address: string; createdAt: string }>>;
 	/** `requiredConfirmations`: the requirement the watcher applies (the payer is shown it: docs/watchers.md "Catalogue changes"). */
 	detect(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; blockNumber: number; toAddress: string; tokenId: string; amount: string; confirmations: number; requiredConfirmations: number }): Promise<{ outcome: string }>;
 	credit(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; toAddress: string; tokenId: string; amount: string; confirmations: number; requiredConfirmations: number }): Promise<{ credited: boolean; duplicate: boolean; reason?: string }>;
@@ -117,7 +118,8 @@ interface Ack {
 const REPORT_BATCH = 500;
 const REPORT_CONCURRENCY = 16;
 /**
- * Deposit addresses a depositAddresses call answers at most. 2,000 (about 280 kB of JSON) keeps an
+ * Deposit addresses a depositAddresses or openAddresses call answers at most (openAddresses:
+ * unless WATCHER_RECONCILE_PAGE says less). 2,000 (about 280 kB of JSON) keeps an
  * answer under a transporter's message limit when the watcher runs on a node of its own (NATS's
  * default max_payload and Kafka's message.max.bytes are 1 MB): 10,000 a page failed with NATS's
  * MAX_PAYLOAD_EXCEEDED (the TON watcher bench, docs/benchmarks.md).
@@ -608,21 +610,30 @@ export class NetworkWatcher {
 		if (at < 0) return;
 		this.lastReconcileAt = Date.now();
 		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();
-		const open = await payments.openAddresses({ networkId: network.id, since });
-		if (open.length === 0) return;
-		const block = await source.block(at);
-		if (!block) return;
-		const balances = await source.nativeBalances(open, at);
-		const seen = await seenNativeAmounts(models, network.id, native.tokenId, open, at);
-		for (const address of open) {
-			const balance = BigInt(balances.get(address) ?? "0");
-			const known = (seen.get(address) ?? []).reduce((sum, a) => sum + toBaseUnits(a, native.decimals), 0n);
-			if (balance <= known) continue;
-			const amount = fromBaseUnits(balance - known, native.decimals);
-			logger.info(`Watcher: reconciliation found ${amount} ${native.symbol} without a transfer at ${address} on ${network.slug} (block ${at})`);
-			await recordReconciled(sequelize, models, this.lease!, { networkId: network.id, txHash: `reconcile:${address}:${at}`, logIndex: 0, blockNumber: at, blockHash: block.hash, toAddress: address, tokenId: native.tokenId, amount }, this.deps.now());
+		const limit = config.reconcilePage ?? ADDRESS_PAGE;
+		let block: BlockRef | null = null;
+		let after: { afterCreatedAt: string; afterId: string } | null = null;
+		// Page by page (each answer under a transporter's message limit), every page against the same block.
+		for (;;) {
+			const page = await payments.openAddresses({ networkId: network.id, since, limit, ...after });
+			if (page.length === 0) break;
+			after = { afterCreatedAt: page[page.length - 1].createdAt, afterId: page[page.length - 1].id };
+			block ??= await source.block(at);
+			if (!block) return;
+			const open = page.map(p => p.address);
+			const balances = await source.nativeBalances(open, at);
+			const seen = await seenNativeAmounts(models, network.id, native.tokenId, open, at);
+			for (const address of open) {
+				const balance = BigInt(balances.get(address) ?? "0");
+				const known = (seen.get(address) ?? []).reduce((sum, a) => sum + toBaseUnits(a, native.decimals), 0n);
+				if (balance <= known) continue;
+				const amount = fromBaseUnits(balance - known, native.decimals);
+				logger.info(`Watcher: reconciliation found ${amount} ${native.symbol} without a transfer at ${address} on ${network.slug} (block ${at})`);
+				await recordReconciled(sequelize, models, this.lease!, { networkId: network.id, txHash: `reconcile:${address}:${at}`, logIndex: 0, blockNumber: at, blockHash: block.hash, toAddress: address, tokenId: native.tokenId, amount }, this.deps.now());
+			}
+			if (page.length < limit) break;
 		}
-		this.reportInBackground(head);
+		if (block) this.reportInBackground(head);
 	}
 }
 

@@ -217,6 +217,33 @@ describe("transactions", () => {
 		});
 	});
 
+	describe("transactions.openAddresses", () => {
+		it("answers the open checkouts' addresses of a network by keyset pages, each once, settled ones left out", async () => {
+			const made = [];
+			for (let i = 0; i < 5; i++) made.push((await intentWithCheckout()).tx);
+			expect((await credit(made[0], { amount: "1000" })).transaction?.status).toBe("completed");
+			const since = new Date(Date.now() - 3_600_000).toISOString();
+			type Page = Array<{ id: string; address: string; createdAt: string }>;
+			const pages: Page[] = [];
+			for (let after = {}; ; ) {
+				const page: Page = await node.broker.call("transactions.openAddresses", { networkId: IDS.sepolia, since, limit: 2, ...after });
+				pages.push(page);
+				if (page.length < 2) break;
+				after = { afterCreatedAt: page[1].createdAt, afterId: page[1].id };
+			}
+			const got = pages.flat();
+			const open = await node.app.models.Transaction.findAll({ where: { payerNetworkId: IDS.sepolia, status: ["pending", "expired", "failed"] }, raw: true });
+			expect(open.length).toBeGreaterThanOrEqual(4);
+			expect(pages.length).toBeGreaterThan(2);
+			expect(pages.every(p => p.length <= 2)).toBe(true);
+			expect(got.map(r => r.id).sort()).toEqual(open.map(r => r.id).sort());
+			expect(new Set(got.map(r => r.id)).size).toBe(got.length);
+			expect(got.map(r => r.address)).toEqual(expect.arrayContaining(made.slice(1).map(t => t.depositAddress)));
+			expect(got.map(r => r.address)).not.toContain(made[0].depositAddress);
+			await expect(node.broker.call("transactions.openAddresses", { networkId: IDS.sepolia, since: "yesterday" })).rejects.toMatchObject({ code: 400 });
+		});
+	});
+
 	describe("payment window", () => {
 		it("expires an unpaid checkout, sends the intent back to requires_payment_method, and still settles late funds", async () => {
 			const { tx, intent } = await intentWithCheckout();

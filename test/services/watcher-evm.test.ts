@@ -44,6 +44,8 @@ describe("EVM watcher on a real anvil node", () => {
 				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(REQUIRED),
 				WATCHER_POLL_MS: "50",
 				WATCHER_RECONCILE_MS: "200",
+				// Open addresses read 2 a page: the reconciliation below walks several pages.
+				WATCHER_RECONCILE_PAGE: "2",
 				WEBHOOK_POLL_MS: "50",
 			},
 		});
@@ -167,6 +169,24 @@ describe("EVM watcher on a real anvil node", () => {
 		const rows = await credits(c.txId);
 		expect(rows).toHaveLength(1);
 		expect(rows[0].txHash).toMatch(/^reconcile:/);
+	});
+
+	it("reconciles open checkouts over several address pages, each once", async () => {
+		const targets: Array<{ txId: string; address: string }> = [];
+		for (let i = 0; i < 5; i++) targets.push(await checkout("0.1", ETH, "eth"));
+		const open = await node.app.models.Transaction.count({ where: { payerNetworkId: NET, status: ["pending", "expired", "failed"] } });
+		expect(open).toBeGreaterThan(4); // more than two pages of 2
+		await (forwarder.connect(anvil.accounts[3]) as Contract).forward(
+			targets.map(t => t.address),
+			targets.map(() => parseEther("0.1")),
+			{ value: parseEther("0.5") },
+		);
+		await anvil.mine(REQUIRED + 1);
+		await until("all reconciled", async () => (await Promise.all(targets.map(t => getTx(t.txId)))).every(tx => tx.status === "completed"), 30_000);
+		for (const t of targets) {
+			const rows = await credits(t.txId);
+			expect(rows.map(r => [r.amount, r.txHash.startsWith("reconcile:")])).toEqual([["0.1", true]]);
+		}
 	});
 
 	it.each([1, 2, 3, 4, 5])("reverts a payment a reorg of depth %i removes, and credits it once when re-included", async depth => {
