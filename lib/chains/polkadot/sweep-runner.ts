@@ -161,6 +161,31 @@ export class PolkadotSweepRunner {
 		return a.isSome ? BigInt(a.unwrap().balance.toString()) : 0n;
 	}
 
+	/**
+	 * Why the runtime would refuse `amount` of `token` to `to` at the finalized head (null: it would
+	 * not): an account's first native below the existential deposit (`Token: BelowMinimum`: what
+	 * it would hold after stays under the ED), a new asset account below the asset's `min_balance`,
+	 * or a non-sufficient asset to an account that does not exist (`CannotCreate`).
+	 */
+	private async belowMinimum(token: SweepToken, amount: bigint, to: string): Promise<string | null> {
+		const show = (units: bigint) => `${fromBaseUnits(units, token.decimals)} ${token.symbol}`;
+		const target = await this.account(to);
+		if (token.contractAddress === "") {
+			const ed = this.ed();
+			if (target.free + amount >= ed) return null;
+			return `${show(amount)} to ${to}, which holds ${show(target.free)}, leaves it below Polkadot's existential deposit (${show(ed)}): the network refuses a new account's first funds under it; not sent`;
+		}
+		const at = await this.api.at(this.head.hash);
+		const account = (await at.query.assets.account(token.contractAddress, to)) as unknown as { isSome: boolean };
+		if (account.isSome) return null;
+		const details = (await at.query.assets.asset(token.contractAddress)) as unknown as { isSome: boolean; unwrap(): { minBalance: { toString(): string }; isSufficient: { isTrue: boolean } } };
+		if (!details.isSome) return `asset ${token.contractAddress} does not exist on this network; not sent`;
+		const minBalance = BigInt(details.unwrap().minBalance.toString());
+		if (amount < minBalance) return `${show(amount)} to ${to}, which holds none, is below the asset's minimum balance (${show(minBalance)}): the network refuses it; not sent`;
+		if (!details.unwrap().isSufficient.isTrue && target.free === 0n) return `${to} does not exist on this network and ${token.symbol} is not a sufficient asset: the network cannot create its account; not sent`;
+		return null;
+	}
+
 	private ed(): bigint {
 		return BigInt(this.api.consts.balances.existentialDeposit.toString());
 	}
@@ -429,6 +454,13 @@ export class PolkadotSweepRunner {
 		const token = this.token(req.tokenId);
 		if (!token) return;
 		const need = toBaseUnits(req.amount, token.decimals);
+		// Refused before anything is signed: the runtime would charge the fee and fail it at dispatch, every try.
+		const refused = await this.belowMinimum(token, need, req.address);
+		if (refused) {
+			await ports.failRequest({ id: req.id, reason: refused, final: true });
+			logger.warn(`Withdrawal request ${req.id} on ${network.slug} refused before signing (nothing sent, no fee): ${refused}`);
+			return;
+		}
 		const busy = await this.busyWallets();
 		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
 		// A top-up's deposit that is blocked no longer holds the request to it.

@@ -4,7 +4,9 @@
  * runner's bench (sweep-runner.helpers.ts): the sweep is not taken as swept. It ends `failed` with
  * the fee it paid on its record (and, when the merchant's native paid it, a `fee` entry), the
  * deposit's funds stay in the ledger, a failure counts on the deposit's hold (nothing more is
- * signed from it while held), and the ledger equals the chain's balances.
+ * signed from it while held), and the ledger equals the chain's balances. And a withdrawal the
+ * runtime would fail that way (below the ED / min_balance to a new account) is refused before
+ * anything is signed.
  */
 import { clearHoldsAt } from "../../../../lib/sweeps/holds";
 import { fromBaseUnits, money } from "../../../../lib/money";
@@ -69,43 +71,61 @@ describe("Polkadot sweep runner: extrinsics that fail on chain (chopsticks, Asse
 		await ledgerEqualsChain(USDT_ID);
 	}, 900_000);
 
-	it("native: a withdrawal payment below the ED to an account that does not exist fails on chain; its fee is a ledger entry, the deposit's funds stay, held", async () => {
+	it("a withdrawal below the ED (native) or the asset's min_balance (USDT) to an account that does not exist is refused before signing: no fee, the chain unchanged; the same amount to an existing account is paid", async () => {
 		const { chain, db, fence, decimals } = bench;
 		const amount = 2n * 10n ** BigInt(decimals);
 		const c = await checkout(NATIVE_ID, amount);
 		await bench.pay(c.depositAddress, amount);
 		const ed = BigInt(chain.api.consts.balances.existentialDeposit.toString());
-		// A fresh account: a first transfer to it under the ED is refused at dispatch (Token: BelowMinimum).
+		// A fresh account: a first transfer to it under the ED would fail at dispatch (Token: BelowMinimum), its fee charged.
 		const newcomer = chain.pair("//NeverFunded");
 		expect(await free(newcomer.address)).toBe(0n);
-		const failures: Array<{ id: string; reason: string }> = [];
-		bench.ports.failRequest = async p => void failures.push({ id: p.id, reason: p.reason });
-		const id = "00000000-0000-4000-8000-0000000d07c1";
-		await bench.request(id, NATIVE_ID, fromBaseUnits(ed / 2n, decimals), newcomer.address);
+		const failures: Array<{ id: string; reason: string; final?: boolean }> = [];
+		bench.ports.failRequest = async p => {
+			failures.push({ id: p.id, reason: p.reason, final: p.final });
+			if (p.final) bench.requests.find(r => r.id === p.id)!.status = "failed";
+		};
+		const below = fromBaseUnits(ed / 2n, decimals);
+		const refusedNative = "00000000-0000-4000-8000-0000000d07c1";
+		const refusedAsset = "00000000-0000-4000-8000-0000000d07c2";
+		await bench.request(refusedNative, NATIVE_ID, below, newcomer.address);
+		// USDT 1984's min_balance is 700 units: 500 to an account without a USDT account is refused too.
+		await bench.request(refusedAsset, USDT_ID, fromBaseUnits(500n, 6), newcomer.address);
+		const depositNonce = async () => ((await chain.api.query.system.account(c.depositAddress)) as unknown as { nonce: { toNumber(): number } }).nonce.toNumber();
+		const nonceBefore = await depositNonce();
+		const sweeperBefore = await free(bench.sweeper.address);
 		const r = heldRunner();
-		const failed = await stepUntil("payment failed on chain", () => db.app.models.Sweep.findOne({ where: { requestId: id, status: "failed" } }), r);
-		expect(failed.kind).toBe("native");
-		expect(failed.reason).toMatch(/^failed on chain: ExtrinsicFailed in 0x[0-9a-f]{64}: .*BelowMinimum/);
-		// The deposit paid the fee (the merchant's native): a `fee` entry for it, nothing else moved.
-		const fee = BigInt(failed.feePaid!);
-		expect(fee).toBeGreaterThan(0n);
-		expect(await free(c.depositAddress)).toBe(amount - fee);
-		expect(await free(newcomer.address)).toBe(0n);
-		const entries = ledger.filter(e => e.refId === failed.id);
-		expect(entries.map(e => [e.kind, e.tokenId])).toEqual([["fee", NATIVE_ID]]);
-		expect(money(entries[0].amount).neg().toFixed()).toBe(money(fromBaseUnits(fee, decimals)).toFixed());
-		expect(ledger.some(e => e.kind === "withdrawal" && e.refId === id)).toBe(false);
-		await ledgerEqualsChain(NATIVE_ID);
-		expect(failures).toEqual([{ id, reason: expect.stringMatching(/failed on chain.*BelowMinimum.*; retried$/) }]);
-		expect((await holdOf(c.depositAddress, NATIVE_ID))!.failures).toBe(1);
-		// Held: the request is still pending, but nothing more is signed from that deposit (no second fee).
-		await chain.newBlock(PERIOD + 1);
 		for (let i = 0; i < 3; i++) {
 			await r.step(fence);
 			await chain.newBlock();
 		}
-		expect((await sweepsFrom(c.depositAddress)).map(s => s.status)).toEqual(["failed"]);
-		expect(await free(c.depositAddress)).toBe(amount - fee);
+		expect(failures).toEqual([
+			{ id: refusedNative, reason: expect.stringMatching(/below Polkadot's existential deposit .*; not sent$/), final: true },
+			{ id: refusedAsset, reason: expect.stringMatching(/below the asset's minimum balance .*; not sent$/), final: true },
+		]);
+		// Nothing signed for either request (no sweep, no top-up), no fee: the deposit, the sweeper wallet and the newcomer as they were.
+		expect(await db.app.models.Sweep.count({ where: { requestId: [refusedNative, refusedAsset] } })).toBe(0);
+		expect(await depositNonce()).toBe(nonceBefore);
+		expect(await free(newcomer.address)).toBe(0n);
+		expect(await assetOf(newcomer.address)).toBe(0n);
+		expect(await free(bench.sweeper.address)).toBe(sweeperBefore);
+		expect(ledger.some(e => e.kind === "fee" || e.kind === "withdrawal")).toBe(false);
+		expect(await holdOf(c.depositAddress, NATIVE_ID)).toBeNull();
+		await ledgerEqualsChain(NATIVE_ID);
+
+		// The same amount to an account that exists: paid exactly, from the same deposit.
+		const existing = chain.pair("//Existing");
+		await chain.fund(existing.address, 10n ** BigInt(decimals));
+		await chain.newBlock();
+		const existingBefore = await free(existing.address);
+		const paid = "00000000-0000-4000-8000-0000000d07c3";
+		await bench.request(paid, NATIVE_ID, below, existing.address);
+		await stepUntil("paid", async () => bench.requests.find(x => x.id === paid)!.status === "completed", r);
+		expect((await free(existing.address)) - existingBefore).toBe(ed / 2n);
+		const sweep = (await db.app.models.Sweep.findOne({ where: { requestId: paid } }))!;
+		expect(sweep.status).toBe("confirmed");
+		expect(await free(c.depositAddress)).toBe(amount - ed / 2n - BigInt(sweep.feePaid!));
+		expect(failures).toHaveLength(2);
 		await ledgerEqualsChain(NATIVE_ID);
 	}, 900_000);
 });
