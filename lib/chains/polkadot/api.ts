@@ -2,10 +2,16 @@
  * The Polkadot node connection of the watcher and the chain check (docs/watchers.md "Polkadot"):
  * one @polkadot/api ApiPromise on a WebSocket RPC (RPC_URL_<SLUG>, ws:// or wss://), opened on
  * first use and reconnected by the provider itself; and the reads the source makes: a block's
- * hash and header, its timestamp, and its System.Events decoded with that block's own metadata.
+ * hash and header, its timestamp, and its System.Events decoded with the metadata of the runtime
+ * that emitted them (events-codec.ts: read raw, decoded with codecs built from the metadata).
  */
 import { ApiPromise, WsProvider } from "@polkadot/api";
 import type { EventView } from "./events";
+import { EventsDecoder, SYSTEM_EVENTS_KEY } from "./events-codec";
+
+/** Runtimes' decoders kept (by spec version): a range across an upgrade needs two. */
+const DECODERS_KEPT = 4;
+const ZERO_HASH = /^0x0{64}$/;
 
 /** The node is not connected (yet, or any more): the runner retries at its next step. */
 export class PolkadotRpcUnavailableError extends Error {
@@ -30,11 +36,6 @@ export interface PolkadotHeader {
 	parentHash: string;
 }
 
-interface RawEventRecord {
-	phase: { isApplyExtrinsic: boolean; asApplyExtrinsic: { toNumber(): number } };
-	event: { section: string; method: string; data: ReadonlyArray<{ toString(): string }> };
-}
-
 /**
  * A `chain_getHeader` JSON-RPC result as a header: `number` is hex (a SCALE-compact number
  * rendered as 0x...), `parentHash` 32 bytes hex. Null (a hash the node does not know) is an error.
@@ -51,6 +52,8 @@ export function headerFromRpc(hash: string, result: unknown): PolkadotHeader {
 export class PolkadotApi {
 	private api: Promise<ApiPromise> | null = null;
 	private provider: WsProvider | null = null;
+	/** "specName/specVersion" -> that runtime's events decoder (built once from its metadata). */
+	private readonly decoders = new Map<string, Promise<EventsDecoder>>();
 
 	constructor(private readonly url: string, private readonly timeoutMs: number) {}
 
@@ -114,20 +117,38 @@ export class PolkadotApi {
 	}
 
 	/**
-	 * The block's System.Events with the metadata of that block's runtime (api.at loads the
-	 * registry of the block's spec version, so a range across a runtime upgrade decodes both sides).
+	 * The block's System.Events, decoded with the metadata of the runtime that emitted them: the
+	 * parent block's (a block that applies an upgrade has the new code in its own state, but its
+	 * events are the old code's; genesis has no parent and its own). `parentHash` saves a header
+	 * read when the caller has it. A range across a runtime upgrade decodes both sides.
 	 */
-	async events(hash: string): Promise<EventView[]> {
-		const api = await this.ready();
-		const at = await api.at(hash);
-		const records = (await at.query.system.events()) as unknown as RawEventRecord[];
-		return records.map((r, index) => ({
-			index,
-			section: r.event.section,
-			method: r.event.method,
-			extrinsic: r.phase.isApplyExtrinsic ? r.phase.asApplyExtrinsic.toNumber() : null,
-			data: r.event.data.map(d => d.toString()),
-		}));
+	async events(hash: string, parentHash?: string): Promise<EventView[]> {
+		await this.ready();
+		const parent = parentHash ?? (await this.header(hash)).parentHash;
+		const [decoder, raw] = await Promise.all([this.decoderAt(ZERO_HASH.test(parent) ? hash : parent), this.provider!.send("state_getStorage", [SYSTEM_EVENTS_KEY, hash])]);
+		if (raw !== null && typeof raw !== "string") throw new PolkadotBlockUnavailableError(`System.Events of ${hash} is not hex`);
+		return decoder.decode(raw);
+	}
+
+	/** The events decoder of the runtime in the state of block `hash`: built when its spec version is new. */
+	private async decoderAt(hash: string): Promise<EventsDecoder> {
+		const provider = this.provider!;
+		const rv = (await provider.send("state_getRuntimeVersion", [hash])) as { specName?: unknown; specVersion?: unknown } | null;
+		if (!rv || typeof rv.specVersion !== "number") throw new PolkadotBlockUnavailableError(`no runtime version at ${hash}`);
+		const key = `${String(rv.specName)}/${rv.specVersion}`;
+		let decoder = this.decoders.get(key);
+		if (!decoder) {
+			const specVersion = rv.specVersion;
+			decoder = (async () => new EventsDecoder((await provider.send("state_getMetadata", [hash])) as string, specVersion))();
+			// A failed read is not kept: the next block asks again.
+			const built = decoder;
+			built.catch(() => {
+				if (this.decoders.get(key) === built) this.decoders.delete(key);
+			});
+			if (this.decoders.size >= DECODERS_KEPT) this.decoders.delete(this.decoders.keys().next().value!);
+			this.decoders.set(key, decoder);
+		}
+		return decoder;
 	}
 
 	async close(): Promise<void> {

@@ -74,7 +74,7 @@ export async function runPolkadotChainCheck(req: PolkadotChainCheckRequest, out:
 			if (refs.length === 0) break;
 			for (const ref of refs) {
 				const events = await source.api.events(ref.hash);
-				const found = source.matches(events, wanted ?? { has: () => true }, assetIds);
+				const found = source.matches(events, wanted, assetIds);
 				for (const p of found) {
 					const token = tokens.get(p.asset)!;
 					report.payments.push({ number: ref.number, blockHash: ref.hash, eventIndex: p.eventIndex, account: p.to, symbol: token.symbol, amount: fromBaseUnits(p.amount, token.decimals), finalized: ref.number <= finalized.number });

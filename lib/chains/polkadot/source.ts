@@ -15,9 +15,11 @@
  *   confirming and credited iff the finalized block at its number is the block it was read in; a
  *   best block replaced before finality is reverted by the runner's reorg check.
  * - Catch-up in bounded ranges: at most MAX_BLOCKS_PER_READ blocks per step.
- * - Receivers are compared as 32-byte account ids: an event's SS58 (the runtime's prefix) is
- *   re-encoded with the network's prefix, the form the deposit addresses are stored in.
+ * - Receivers are compared as 32-byte account ids: the events give account ids (events-codec.ts);
+ *   the watched addresses (SS58 in the network's prefix) are indexed by account id once each, so a
+ *   payment costs a map lookup, not an SS58 encoding (a blake2b checksum and a base-58 conversion).
  */
+import { u8aToHex } from "@polkadot/util";
 import { decodeAddress, encodeAddress } from "@polkadot/util-crypto";
 import { mapLimit } from "../map-limit";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../source";
@@ -30,6 +32,9 @@ export const MAX_BLOCKS_PER_READ = 50;
 const READ_CONCURRENCY = 4;
 /** Finalized hashes kept (immutable once finalized): one per block a payment was seen in. */
 const FINALIZED_CACHE = 4_096;
+/** Parent hashes kept from the headers read (the events of a block are decoded with its parent's runtime). */
+const PARENTS_KEPT = 1_024;
+const ACCOUNT_HEX = /^0x[0-9a-f]{64}$/;
 /** The finalized head is read again at most this often (a report pass asks for every confirming payment). */
 const FINALIZED_HEAD_TTL_MS = 200;
 
@@ -46,6 +51,13 @@ export class PolkadotSource implements ChainSource {
 	private finalizedNumber = -1;
 	private finalizedReadAt = 0;
 	private readonly finalized = new Map<number, string>();
+	private readonly parents = new Map<string, string>();
+	/**
+	 * Watched address sets indexed by account id (0x-hex -> the address as stored). The runner
+	 * only adds to its set (a reload makes a new set), so each call indexes the entries past the
+	 * ones seen; a set that shrank is indexed again.
+	 */
+	private readonly indexes = new WeakMap<ReadonlySet<string>, { seen: number; byAccount: Map<string, string> }>();
 
 	constructor(private readonly opts: PolkadotSourceOptions) {
 		this.api = new PolkadotApi(opts.rpcUrl, opts.timeoutMs);
@@ -54,6 +66,8 @@ export class PolkadotSource implements ChainSource {
 	private async ref(number: number, hash: string): Promise<BlockRef> {
 		const [header, timestamp] = await Promise.all([this.api.header(hash), this.api.timestamp(hash)]);
 		if (header.number !== number) throw new PolkadotBlockUnavailableError(`block ${hash} is #${header.number}, asked for #${number}`);
+		if (this.parents.size >= PARENTS_KEPT) this.parents.delete(this.parents.keys().next().value!);
+		this.parents.set(hash, header.parentHash);
 		return { number, hash, parentHash: header.parentHash, timestamp };
 	}
 
@@ -86,7 +100,7 @@ export class PolkadotSource implements ChainSource {
 		const read = await mapLimit(numbers, READ_CONCURRENCY, async n => {
 			const hash = query.blockHashes?.get(n) ?? (await this.api.hashAt(n));
 			if (!hash) throw new PolkadotBlockUnavailableError(`no block #${n}`);
-			return { n, hash, events: await this.api.events(hash) };
+			return { n, hash, events: await this.api.events(hash, this.parents.get(hash)) };
 		});
 		const assetIds = new Set(assets.keys());
 		const out: ChainTransfer[] = [];
@@ -100,14 +114,35 @@ export class PolkadotSource implements ChainSource {
 		return out;
 	}
 
-	/** The block's payments to watched addresses, receivers in the network's SS58 form. */
-	matches(events: readonly EventView[], addresses: Pick<ReadonlySet<string>, "has">, assets: ReadonlySet<string>): Array<{ eventIndex: number; to: string; asset: string; amount: string }> {
+	/**
+	 * The block's payments to watched addresses, receivers as the addresses are stored (the
+	 * network's SS58 form); `null`: to any account (the chain check), encoded in the network's form.
+	 */
+	matches(events: readonly EventView[], addresses: ReadonlySet<string> | null, assets: ReadonlySet<string>): Array<{ eventIndex: number; to: string; asset: string; amount: string }> {
+		const byAccount = addresses && this.indexOf(addresses);
 		const out: Array<{ eventIndex: number; to: string; asset: string; amount: string }> = [];
 		for (const c of blockCredits(events, assets)) {
-			const to = this.toNetworkForm(c.to);
-			if (to && addresses.has(to)) out.push({ eventIndex: c.eventIndex, to, asset: c.asset, amount: c.amount.toString() });
+			const account = accountHex(c.to);
+			const to = account && (byAccount ? byAccount.get(account) : this.toNetworkForm(account));
+			if (to) out.push({ eventIndex: c.eventIndex, to, asset: c.asset, amount: c.amount.toString() });
 		}
 		return out;
+	}
+
+	/** The account-id index of a watched address set, brought up to date (see `indexes`). */
+	private indexOf(addresses: ReadonlySet<string>): Map<string, string> {
+		let index = this.indexes.get(addresses);
+		if (!index || index.seen > addresses.size) this.indexes.set(addresses, (index = { seen: 0, byAccount: new Map() }));
+		if (index.seen < addresses.size) {
+			let i = 0;
+			for (const address of addresses) {
+				if (i++ < index.seen) continue;
+				const account = accountHex(address);
+				if (account) index.byAccount.set(account, address);
+			}
+			index.seen = addresses.size;
+		}
+		return index.byAccount;
 	}
 
 	/** An account of an event in the network's SS58 form; null when it is no 32-byte account id. */
@@ -140,6 +175,19 @@ export class PolkadotSource implements ChainSource {
 
 	async close(): Promise<void> {
 		await this.api.close();
+	}
+}
+
+/** A 32-byte account id as lowercase 0x-hex, from 0x-hex or SS58 of any prefix; null for anything else. */
+function accountHex(account: string): string | null {
+	if (ACCOUNT_HEX.test(account)) return account;
+	try {
+		// The checksum is not checked: deposit addresses were checked when stored, and the
+		// events' SS58 (published examples in tests) come from the runtime.
+		const id = decodeAddress(account, true);
+		return id.length === 32 ? u8aToHex(id) : null;
+	} catch {
+		return null;
 	}
 }
 
