@@ -25,7 +25,8 @@
  *   first payment block on the chain); latency = row createdAt - its block on the chain;
  * - credited (transaction_credits rows, at finality; every block is finalized as it goes on);
  * - floors, same run, same blocks: the source's catch-up path alone (blocks() + transfers() as a
- *   step calls them, no database) and System.Events read and decoded through the API alone;
+ *   step calls them, no database), System.Events read and decoded alone (the source's decoder,
+ *   lib/chains/polkadot/events-codec.ts) and, to compare, through @polkadot/api's full decode;
  * - CPU seconds of this process, the node's process and mysqld over the detection window and to
  *   the last credit.
  */
@@ -164,6 +165,14 @@ async function main(): Promise<void> {
 		for (const hash of built.hashes) events += (await source.api.events(hash)).length;
 		const eventsMs = performance.now() - t;
 		const evCpu = process.cpuUsage(evCpu0);
+		// The same read through @polkadot/api's full decode (what the source used before events-codec.ts).
+		const pjs = await source.api.ready();
+		await (await pjs.at(built.hashes[0])).query.system.events();
+		const pjsCpu0 = process.cpuUsage();
+		t = performance.now();
+		for (const hash of built.hashes) await (await pjs.at(hash)).query.system.events();
+		const pjsMs = performance.now() - t;
+		const pjsCpu = process.cpuUsage(pjsCpu0);
 		await source.close();
 
 		const load = os.loadavg().map(l => l.toFixed(1)).join(" ");
@@ -176,7 +185,7 @@ async function main(): Promise<void> {
 			`  ${total} payments (${SETTINGS.blocks} blocks x ${SETTINGS.dotPerBlock} DOT + ${SETTINGS.usdtPerBlock} USDT 1984, batchAll) to ${SETTINGS.addresses} watched addresses, pre-built (chopsticks executed ${buildRate.toFixed(0)} payments/s) and released at ${SETTINGS.releaseBlocksPerS} blocks/s; ${detections.length} detections stored (${foreign} not in the released blocks), ${credits.length} credited; load average at the end ${load}`,
 		);
 		console.log(
-			`  floors, same blocks, same run: the source alone (blocks() + transfers(), no database) ${(sourceFound / (sourceMs / 1000)).toFixed(0)} transfers/s, CPU ${us(srcCpu, sourceFound)} us/transfer (${sourceFound} found); System.Events read and decoded alone (api.events, one block at a time) ${(total / (eventsMs / 1000)).toFixed(0)} transfers/s, ${(eventsMs / built.hashes.length).toFixed(0)} ms a block of ${Math.round(events / built.hashes.length)} events, CPU ${us(evCpu, total)} us/transfer`,
+			`  floors, same blocks, same run: the source alone (blocks() + transfers(), no database) ${(sourceFound / (sourceMs / 1000)).toFixed(0)} transfers/s, CPU ${us(srcCpu, sourceFound)} us/transfer (${sourceFound} found); System.Events read and decoded alone (api.events: raw storage, metadata-built codecs; one block at a time) ${(total / (eventsMs / 1000)).toFixed(0)} transfers/s, ${(eventsMs / built.hashes.length).toFixed(0)} ms a block of ${Math.round(events / built.hashes.length)} events, CPU ${us(evCpu, total)} us/transfer; the same through @polkadot/api's decode ${(total / (pjsMs / 1000)).toFixed(0)} transfers/s, CPU ${us(pjsCpu, total)} us/transfer`,
 		);
 		console.log(`  ${stepsText(steps, total, "header + timestamp per block", "System.Events read + decode + match")}`);
 		const cpuLine = (b: CpuMark) => cpuText(cpu0, b, total, "watcher + core services + driver", "Polkadot node (chopsticks + proxy)");
