@@ -6,7 +6,15 @@
  * 429 and 5xx are retried with exponential backoff and full jitter (the exponential-backoff
  * package, as the EVM and UTXO clients do), then surface as TonApiUnavailableError, which the
  * watcher runner treats as "RPC down, retry at the next step". Other HTTP errors are final.
+ *
+ * Transport: Node's own http/https client over a keep-alive agent of the client's (sockets reused
+ * across requests), not `fetch`: a busy masterchain block is about 1 MB of JSON, and fetch's web
+ * streams, TextDecoder and WASM HTTP parser cost the watcher about twice the CPU per byte of
+ * http.request (docs/benchmarks.md, TON chain watcher). No `accept-encoding`: answers come
+ * uncompressed (no inflate on the watcher's core; the indexer is best run near the watcher).
  */
+import http from "node:http";
+import https from "node:https";
 import { backOff } from "exponential-backoff";
 import { rpcCredentials, scrubRpcText } from "../../watchers/config";
 
@@ -43,6 +51,25 @@ export interface TonApiOptions {
 export interface TonApi {
 	get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
 	post<T>(path: string, body: unknown): Promise<T>;
+	/** Closes the kept-alive sockets (idle ones never hold the process open: Node unrefs them). */
+	close?(): void;
+}
+
+/** Requests in flight to the API at once, per client; more wait for a socket. */
+const MAX_SOCKETS = 16;
+
+/** One request: status and body text. Rejects on a transport failure, a reset mid-body or the timeout. */
+function send(agent: http.Agent, u: URL, method: string, headers: http.OutgoingHttpHeaders, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+	return new Promise((resolve, reject) => {
+		const req = (u.protocol === "https:" ? https : http).request(u, { method, headers, agent, signal: AbortSignal.timeout(timeoutMs) }, res => {
+			const chunks: Buffer[] = [];
+			res.on("data", (c: Buffer) => chunks.push(c));
+			res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+			res.on("error", reject);
+		});
+		req.on("error", reject);
+		req.end(body);
+	});
 }
 
 /** `https://host[/prefix]` + `/api/v3` unless the base already ends with it. */
@@ -62,6 +89,7 @@ export function createTonApi(opts: TonApiOptions): TonApi {
 	if (apiKey) headers["X-API-Key"] = apiKey;
 	if (authorization) headers.authorization = authorization;
 	const scrub = (s: string) => scrubRpcText(s, allSecrets);
+	const agent = root.protocol === "https:" ? new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }) : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
 
 	async function call<T>(path: string, init: { method: "GET" | "POST"; query?: Record<string, string | number | undefined>; body?: unknown }): Promise<T> {
 		const u = new URL(root.toString());
@@ -73,24 +101,19 @@ export function createTonApi(opts: TonApiOptions): TonApi {
 			return await backOff(
 				async () => {
 					tries++;
-					let res: Response;
+					let res: { status: number; text: string };
 					try {
-						res = await fetch(u, {
-							method: init.method,
-							headers: init.body === undefined ? headers : { ...headers, "content-type": "application/json" },
-							body: init.body === undefined ? undefined : JSON.stringify(init.body),
-							signal: AbortSignal.timeout(opts.timeoutMs),
-						});
+						res = await send(agent, u, init.method, init.body === undefined ? headers : { ...headers, "content-type": "application/json" }, init.body === undefined ? undefined : JSON.stringify(init.body), opts.timeoutMs);
 					} catch (err) {
 						throw new RetryableError(scrub((err as Error)?.message ?? String(err)));
 					}
-					const text = await res.text().catch(() => "");
-					if (res.status === 429 || res.status >= 500) throw new RetryableError(`HTTP ${res.status}: ${scrub(text.slice(0, 200))}`);
-					if (!res.ok) throw new TonApiError(path, res.status, scrub(text.slice(0, 300)));
+					const { status, text } = res;
+					if (status === 429 || status >= 500) throw new RetryableError(`HTTP ${status}: ${scrub(text.slice(0, 200))}`);
+					if (status < 200 || status > 299) throw new TonApiError(path, status, scrub(text.slice(0, 300)));
 					try {
 						return JSON.parse(text) as T;
 					} catch {
-						throw new RetryableError(`HTTP ${res.status}, not JSON`);
+						throw new RetryableError(`HTTP ${status}, not JSON`);
 					}
 				},
 				{ numOfAttempts: attempts, startingDelay: opts.startingDelayMs ?? 200, maxDelay: opts.maxDelayMs ?? 3_000, jitter: "full", retry: err => err instanceof RetryableError },
@@ -104,5 +127,6 @@ export function createTonApi(opts: TonApiOptions): TonApi {
 	return {
 		get: (path, query) => call(path, { method: "GET", query }),
 		post: (path, body) => call(path, { method: "POST", body }),
+		close: () => agent.destroy(),
 	};
 }

@@ -223,6 +223,7 @@ export class TonSource implements ChainSource {
 	}
 
 	async close(): Promise<void> {
+		if (!this.opts.api) this.api.close?.();
 		this.depositIndex = null;
 		this.walletIndex = null;
 	}

@@ -69,7 +69,8 @@ export type TonCandidate =
 
 /** A v3 hash (base64, standard or url-safe) as lower-case hex: the watcher's txHash / blockHash form. */
 export function hashHex(hash: string): string {
-	const hex = Buffer.from(hash.replace(/-/g, "+").replace(/_/g, "/"), "base64").toString("hex");
+	// Node's base64 decoder reads the url-safe alphabet as well ("-" "_").
+	const hex = Buffer.from(hash, "base64").toString("hex");
 	if (hex.length !== 64) throw new Error(`Not a 256-bit hash: "${hash.slice(0, 60)}"`);
 	return hex;
 }
@@ -77,9 +78,15 @@ export function hashHex(hash: string): string {
 /** A raw address (`wc:hex`) lower-cased; null for anything else (external, none). */
 export function rawKey(address: string | null | undefined): string | null {
 	if (!address) return null;
-	const m = /^(-1|0):([0-9a-fA-F]{64})$/.exec(address.trim());
-	return m ? `${m[1]}:${m[2].toLowerCase()}` : null;
+	// A test without captures, then one lower-casing: three of these a transaction (account, destination, source).
+	if (!RAW_ADDRESS.test(address)) {
+		const trimmed = address.trim();
+		if (trimmed === address || !RAW_ADDRESS.test(trimmed)) return null;
+		return trimmed.toLowerCase();
+	}
+	return address.toLowerCase();
 }
+const RAW_ADDRESS = /^(?:-1|0):[0-9a-fA-F]{64}$/;
 
 /** Why a transaction's inbound value did not stay with its account, or null when it did. */
 export function rejection(tx: V3Transaction): string | null {
@@ -152,7 +159,8 @@ export function candidates(txs: readonly V3Transaction[], isDeposit: (raw: strin
 	for (const tx of txs) {
 		const account = rawKey(tx.account);
 		if (!account || !tx.in_msg) continue;
-		if (rawKey(tx.in_msg.destination) !== account) continue;
+		// v3 gives both in the same raw form: the same string needs no second parse.
+		if (tx.in_msg.destination !== tx.account && rawKey(tx.in_msg.destination) !== account) continue;
 		const msg = tx.in_msg;
 		if (isJettonWallet?.(account)) {
 			// A jetton wallet's credit stands only if the whole transaction did (a failed one bounced it back).

@@ -187,15 +187,23 @@ describe("TonSource over a scripted v3 API", () => {
 describe("the v3 API client over HTTP", () => {
 	let server: http.Server;
 	let base: string;
-	const seen: Array<{ url: string; key: string | undefined; method: string; body: string }> = [];
-	let script: Array<[number, string]> = [];
+	const seen: Array<{ url: string; key: string | undefined; method: string; body: string; port: number }> = [];
+	/** A status and body; "stall": answer nothing (the client's timeout); "cut": half a body, then the connection reset. */
+	let script: Array<[number, string] | "stall" | "cut"> = [];
 	beforeAll(async () => {
 		server = http.createServer((req, res) => {
 			let body = "";
 			req.on("data", c => (body += c));
 			req.on("end", () => {
-				seen.push({ url: req.url!, key: req.headers["x-api-key"] as string | undefined, method: req.method!, body });
-				const [status, text] = script.shift() ?? [200, "{}"];
+				seen.push({ url: req.url!, key: req.headers["x-api-key"] as string | undefined, method: req.method!, body, port: req.socket.remotePort! });
+				const next = script.shift() ?? [200, "{}"];
+				if (next === "stall") return;
+				if (next === "cut") {
+					res.writeHead(200, { "content-type": "application/json", "content-length": "1000" }).write('{"transactions":[');
+					setTimeout(() => req.socket.destroy(), 20);
+					return;
+				}
+				const [status, text] = next;
 				res.writeHead(status, { "content-type": "application/json" }).end(text);
 			});
 		});
@@ -213,6 +221,20 @@ describe("the v3 API client over HTTP", () => {
 		const api = createTonApi({ baseUrl: base, apiKey: "secret-key-1234", timeoutMs: 2_000, startingDelayMs: 1, maxDelayMs: 5 });
 		await expect(api.get("masterchainInfo", { a: 1 })).resolves.toEqual({ last: { seqno: 5 } });
 		expect(seen.map(s => [s.url, s.key])).toEqual(Array(3).fill(["/api/v3/masterchainInfo?a=1", "secret-key-1234"]));
+	});
+
+	it("keeps its connection alive across requests, and retries a timeout or an answer cut mid-body", async () => {
+		script = [[200, '{"n":1}'], [200, '{"n":2}'], "stall", "cut", [200, '{"n":3}']];
+		const api = createTonApi({ baseUrl: base, timeoutMs: 300, startingDelayMs: 1, maxDelayMs: 5 });
+		try {
+			await expect(api.get("a")).resolves.toEqual({ n: 1 });
+			await expect(api.get("b")).resolves.toEqual({ n: 2 });
+			expect(seen[1].port).toBe(seen[0].port);
+			await expect(api.get("c")).resolves.toEqual({ n: 3 });
+			expect(seen.map(s => s.url)).toEqual(["/api/v3/a", "/api/v3/b", "/api/v3/c", "/api/v3/c", "/api/v3/c"]);
+		} finally {
+			api.close?.();
+		}
 	});
 
 	it("keeps a base that already ends in /api/v3 and posts JSON", async () => {

@@ -53,6 +53,17 @@ describe("toncenter v3 transactions (published examples)", () => {
 		expect(rawKey(null)).toBeNull();
 		expect(rawKey("EQDtFpEwcFAEcRe5mLVh2N6C0x-_hJEM7W61_JLnSF74p4q2")).toBeNull();
 		expect(Address.parseRaw(PLAIN_TO).toRawString()).toBe(PLAIN_TO);
+		expect(rawKey(" 0:852443F8599FE6A5DA34FE43049AC4E0BEB3071BB2BFB56635EA9421287C283A\n")).toBe(PLAIN_TO);
+		expect(rawKey("-1:" + "AB".repeat(32))).toBe("-1:" + "ab".repeat(32));
+		for (const bad of ["1:" + "ab".repeat(32), "0:" + "ab".repeat(31), "0:" + "ab".repeat(32) + "a", "0:" + "gg".repeat(32), "", "0:"]) expect(rawKey(bad)).toBeNull();
+	});
+
+	it("reads a destination spelled in another case as the same account, and one to another account as no payment", () => {
+		const tx = txs.find(t => rawKey(t.account) === PLAIN_TO)!;
+		const lower = { ...tx, in_msg: { ...tx.in_msg!, destination: tx.in_msg!.destination!.toLowerCase() } };
+		expect(candidates([lower], only([PLAIN_TO]), false)).toHaveLength(1);
+		const elsewhere = { ...tx, in_msg: { ...tx.in_msg!, destination: "0:" + "00".repeat(32) } };
+		expect(candidates([elsewhere], only([PLAIN_TO]), false)).toEqual([]);
 	});
 });
 
