@@ -40,8 +40,16 @@ export function money(value: string | bigint | number | MoneyValue): MoneyValue 
 	return new Money(value);
 }
 
+/** toAmountString's own output form: plain notation, an optional minus, no leading zeros, no trailing fraction zeros. */
+const CANONICAL = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
+
 /** Canonical string: plain notation, no trailing zeros, "0" for zero, at most `decimals` places (truncated). */
 export function toAmountString(value: string | bigint | MoneyValue, decimals: number = MAX_DECIMALS): string {
+	// Already canonical (what the watchers and the database mostly hand in): as is, without a decimal.js round trip.
+	if (typeof value === "string" && value.length <= 60 && CANONICAL.test(value) && value !== "-0") {
+		const dot = value.indexOf(".");
+		if (dot < 0 || value.length - dot - 1 <= decimals) return value;
+	}
 	const d = money(value).toDecimalPlaces(decimals, Decimal.ROUND_DOWN);
 	if (d.isZero()) return "0";
 	return d.toFixed();
@@ -76,6 +84,19 @@ export function toBaseUnits(amount: string, decimals: number): bigint {
 
 /** Base units -> token units string. */
 export function fromBaseUnits(units: bigint | string, decimals: number): string {
+	// Integers: the digits moved past the point with bigint and strings (exact; a watcher converts
+	// every transfer it stores, thousands a second). Anything else through decimal.js as before.
+	if (Number.isInteger(decimals) && decimals >= 0 && decimals <= MAX_DECIMALS && (typeof units === "bigint" || /^-?\d{1,80}$/.test(units))) {
+		const n = BigInt(units);
+		const digits = (n < 0n ? -n : n).toString();
+		let out = digits;
+		if (decimals > 0) {
+			const padded = digits.padStart(decimals + 1, "0");
+			const fraction = padded.slice(-decimals).replace(/0+$/, "");
+			out = fraction ? `${padded.slice(0, -decimals)}.${fraction}` : padded.slice(0, -decimals);
+		}
+		return n < 0n ? `-${out}` : out;
+	}
 	return toAmountString(new Money(units.toString()).div(pow10(decimals)), decimals);
 }
 

@@ -25,6 +25,36 @@ describe("money", () => {
 		);
 	});
 
+	it("base units -> token units with bigint and strings gives decimal.js's canonical string, signs and zeros included", () => {
+		const viaDecimal = (units: bigint, decimals: number) => toAmountString(money(units).div(money(10).pow(decimals)), decimals);
+		fc.assert(
+			fc.property(fc.integer({ min: 0, max: 18 }), fc.bigInt({ min: -(10n ** 60n), max: 10n ** 60n }), (decimals, units) => {
+				expect(fromBaseUnits(units, decimals)).toBe(viaDecimal(units, decimals));
+				expect(fromBaseUnits(units.toString(), decimals)).toBe(viaDecimal(units, decimals));
+			}),
+		);
+		expect(fromBaseUnits(0n, 9)).toBe("0");
+		expect(fromBaseUnits(10_000_000n, 9)).toBe("0.01");
+		expect(fromBaseUnits(-5n, 2)).toBe("-0.05");
+		expect(fromBaseUnits("120", 0)).toBe("120");
+	});
+
+	it("toAmountString hands a canonical string back as is and canonicalises anything else as decimal.js does", () => {
+		for (const s of ["0", "1", "-1", "0.5", "-0.05", "12.000000000000000001", "1".repeat(40)]) expect(toAmountString(s)).toBe(s);
+		expect(toAmountString("0.123", 2)).toBe("0.12");
+		expect(toAmountString("-0")).toBe("0");
+		expect(toAmountString("1.50")).toBe("1.5");
+		expect(toAmountString("007")).toBe("7");
+		expect(toAmountString("1e3")).toBe("1000");
+		expect(toAmountString("1.0000000000000000009")).toBe("1");
+		fc.assert(
+			fc.property(fc.integer({ min: 0, max: 18 }), fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 24 }), (decimals, n, scale) => {
+				const s = money(n).div(money(10).pow(scale)).toFixed();
+				expect(toAmountString(s, decimals)).toBe(money(s).toDecimalPlaces(decimals, 1).isZero() ? "0" : money(s).toDecimalPlaces(decimals, 1).toFixed());
+			}),
+		);
+	});
+
 	it("refuses amounts with more decimals than the token has", () => {
 		expect(() => toBaseUnits("1.0000001", 6)).toThrow(RangeError);
 		expect(toBaseUnits("1.000001", 6)).toBe(1000001n);
