@@ -129,7 +129,8 @@ export async function commitRange(
  * watcher's CPU (docs/benchmarks.md, TON chain watcher). Values go through the same column types
  * (validation, DATE(3) with milliseconds, booleans) and the amount through the money setter's
  * canonical form, so a row is stored exactly as bulkCreate stored it. The values every row shares
- * (status, reported, pending, the times) are escaped once, by those types, not once a row.
+ * (status, reported, pending, the times) and those a range repeats (network, token, block, amount)
+ * are escaped once, by those types, not once a row.
  */
 async function insertTransfers(models: Models, transfers: readonly NewTransfer[], now: Date, transaction: Transaction): Promise<void> {
 	const model = models.ChainTransfer;
@@ -138,6 +139,14 @@ async function insertTransfers(models: Models, transfers: readonly NewTransfer[]
 	const attributes = model.getAttributes();
 	const generator = queryInterface.queryGenerator as { escape(value: unknown, field: unknown, options: { context: string }): string };
 	const escaped = (value: unknown, attribute: keyof typeof attributes) => sequelize.literal(generator.escape(value, attributes[attribute], { context: "INSERT" }));
+	// Values repeated across a range's rows (network, token, block, its hash, the usual amount) escaped once each.
+	const memo = new Map<string, ReturnType<typeof escaped>>();
+	const once = (value: string | number, attribute: "networkId" | "tokenId" | "blockNumber" | "blockHash" | "amount") => {
+		const key = `${attribute}\u0000${value}`;
+		let lit = memo.get(key);
+		if (!lit) memo.set(key, (lit = escaped(value, attribute)));
+		return lit;
+	};
 	const status = escaped("active", "status");
 	const reported = escaped("none", "reported");
 	const pending = escaped(true, "pending");
@@ -146,14 +155,14 @@ async function insertTransfers(models: Models, transfers: readonly NewTransfer[]
 	for (let i = 0; i < transfers.length; i += 500) {
 		const rows = transfers.slice(i, i + 500).map(tr => ({
 			id: null,
-			networkId: tr.networkId,
+			networkId: once(tr.networkId, "networkId"),
 			txHash: tr.txHash,
 			logIndex: tr.logIndex,
-			blockNumber: tr.blockNumber,
-			blockHash: tr.blockHash,
+			blockNumber: once(tr.blockNumber, "blockNumber"),
+			blockHash: once(tr.blockHash, "blockHash"),
 			toAddress: tr.toAddress,
-			tokenId: tr.tokenId,
-			amount: toAmountString(String(tr.amount)),
+			tokenId: once(tr.tokenId, "tokenId"),
+			amount: once(toAmountString(String(tr.amount)), "amount"),
 			status,
 			reported,
 			reportedConfirmations: null,
