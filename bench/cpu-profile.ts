@@ -154,12 +154,33 @@ export function formatSummary(s: ProfileSummary, requests?: number): string {
 	return out.join("\n");
 }
 
+/**
+ * The samples taken between `fromUs` and `toUs` (the profile's clock: monotonic microseconds, what
+ * the watcher benches log as "window starts at ... us"), so a `--cpu-prof` of a whole run can be
+ * read for its measured window alone.
+ */
+export function cropProfile(profile: CpuProfile, fromUs: number, toUs: number): CpuProfile {
+	const samples: number[] = [];
+	const timeDeltas: number[] = [];
+	let at = profile.startTime;
+	let last = fromUs;
+	for (let i = 0; i < profile.samples.length; i++) {
+		at += profile.timeDeltas[i] || 0;
+		if (at < fromUs || at > toUs) continue;
+		samples.push(profile.samples[i]);
+		timeDeltas.push(at - last);
+		last = at;
+	}
+	return { ...profile, startTime: fromUs, endTime: Math.min(toUs, profile.endTime), samples, timeDeltas };
+}
+
 if (require.main === module) {
-	const file = process.argv[2];
+	const [file, units, from, to] = process.argv.slice(2);
 	if (!file) {
-		console.error("usage: node dist/bench/cpu-profile.js <file.cpuprofile> [requests]");
+		console.error("usage: node dist/bench/cpu-profile.js <file.cpuprofile> [requests [fromUs toUs]]");
 		process.exit(2);
 	}
-	const profile = JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile;
-	console.log(formatSummary(summarizeProfile(profile, 20), process.argv[3] ? Number(process.argv[3]) : undefined));
+	let profile = JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile;
+	if (from && to) profile = cropProfile(profile, Number(from), Number(to));
+	console.log(formatSummary(summarizeProfile(profile, 25), units ? Number(units) : undefined));
 }
