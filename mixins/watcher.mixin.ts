@@ -193,8 +193,8 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 				return {
 					depositAddresses: p => call("transactions.depositAddresses", p),
 					openAddresses: p => call("transactions.openAddresses", p),
-					detect: p => call("transactions.detect", p),
-					credit: p => call("transactions.credit", p),
+					detectBatch: p => call("transactions.detectBatch", p),
+					creditBatch: p => call("transactions.creditBatch", p),
 					revert: p => call("transactions.revertDetection", p),
 				};
 			},

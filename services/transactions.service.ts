@@ -11,9 +11,8 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { Op } from "sequelize";
 import { appOf } from "../lib/app";
 import "../lib/payments/messages";
-import { chainParamsFor, codecFor } from "../lib/chains";
 import { CATALOGUE, catalogueSlugOf } from "../lib/networks/catalogue";
-import { badRequest, forbidden, notFound } from "../lib/errors";
+import { badRequest } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid } from "../lib/ids";
 import { countMetric, METRIC, startCounters } from "../lib/metrics";
@@ -22,14 +21,12 @@ import type { NetworkView, TokenView } from "../lib/networks/view";
 import { PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
 import { quoteCheckout, resolvePayer } from "../lib/payments/checkout";
 import type { PaymentsConfig } from "../lib/payments/config";
-import { canTransition, transition, tryTransition } from "../lib/payments/intent-state";
-import { canSettleLink, effectiveLinkStatus } from "../lib/payments/link-state";
 import { parseSupportPercent } from "../lib/payments/quote";
-import { recordDetection, revertDetection, RevertOutcome, settleDetection } from "../lib/payments/detections";
-import { findCredit, recordRecredit, restoreCheckout, ReversalOutcome, reverseCredit } from "../lib/payments/reversals";
-import { isAccountRace } from "../lib/withdrawals/store";
-import { applyCredit, assertSimulatable, TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
-import { Effects, expiryDue, isAllocationConflict, isUniqueViolation, lapseCheckouts, reassignDepositAddress, recordIntentEvent, sweepExpired, withPaymentLocked } from "../lib/payments/store";
+import { BatchDetectResult, DetectParams, DetectResult, detectTransfers, revertDetection, RevertOutcome } from "../lib/payments/detections";
+import { BatchCreditResult, CreditParams, CreditResult, creditTransfer, creditTransfers, transactionNotFound } from "../lib/payments/credits";
+import { findCredit, ReversalOutcome, reverseCredit } from "../lib/payments/reversals";
+import { TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
+import { Effects, expiryDue, isAllocationConflict, reassignDepositAddress, sweepExpired, withPaymentLocked } from "../lib/payments/store";
 import { transactionView } from "../lib/payments/views";
 import { checkoutDetails, checkoutIdsByHash, reversedCredits } from "../lib/payments/support";
 import { SUPPORT_HASH, SUPPORT_ID } from "../lib/support/params";
@@ -44,47 +41,8 @@ registerTranslations("es", {
 
 type Ctx<P = Record<string, never>> = Context<P, AuthMeta>;
 
-export interface CreditParams {
-	networkId: string;
-	txHash: string;
-	logIndex: number;
-	toAddress: string;
-	tokenId: string;
-	/** Token units (decimal string). */
-	amount: string;
-	confirmations?: number;
-	/**
-	 * The confirmations the reporting watcher requires, read from the catalogue at its step (docs/watchers.md
-	 * "Catalogue changes"). Given, it is the rule: the watcher's count is checked against it and it
-	 * is what the checkout shows; omitted (older callers), the network's as this node caches it.
-	 */
-	requiredConfirmations?: number;
-	simulated?: boolean;
-	/** The block the transfer was seen in (chain watchers): its detection, if any, becomes credited. */
-	blockHash?: string;
-}
-
-/** A watcher's report of a transfer below the required confirmations (or orphaned by a reorg). */
-export interface DetectParams {
-	networkId: string;
-	txHash: string;
-	logIndex: number;
-	blockHash: string;
-	blockNumber: number;
-	toAddress: string;
-	tokenId: string;
-	/** Token units (decimal string). */
-	amount: string;
-	confirmations: number;
-	/** The watcher's requirement (see CreditParams.requiredConfirmations): what the payer is shown. */
-	requiredConfirmations?: number;
-}
-
-export interface DetectResult {
-	recorded: boolean;
-	outcome: "recorded" | "updated" | "unchanged" | "final" | "unknownAddress";
-	requiredConfirmations: number;
-}
+export type { CreditParams, CreditResult, BatchCreditResult, TransactionCompletedEvent } from "../lib/payments/credits";
+export type { DetectParams, DetectResult, BatchDetectResult } from "../lib/payments/detections";
 
 /** transactions.withdrawalAddresses: a checkout's own addresses and the facts that decide a bridge. */
 export interface CheckoutRouteFacts {
@@ -105,32 +63,6 @@ export interface DepositAddressesParams {
 	/** Only addresses created at or after this time (the watch window). */
 	since: string;
 	limit?: number;
-}
-
-export interface CreditResult {
-	/** false: nothing was recorded (see `reason`), or the transfer was recorded before (`duplicate`). */
-	credited: boolean;
-	duplicate: boolean;
-	reason?: "unknownAddress" | "insufficientConfirmations" | "duplicate";
-	/** false when the transfer was of another token than the checkout's (recorded, not counted). */
-	counted?: boolean;
-	requiredConfirmations?: number;
-	transaction?: ReturnType<typeof transactionView>;
-}
-
-/** What dependent services hear when a checkout settles (after commit). */
-export interface TransactionCompletedEvent {
-	transactionId: string;
-	organizationId: string;
-	mode: "sandbox" | "live";
-	paymentLinkId: string;
-	intentId: string | null;
-	simulated: boolean;
-	payerTokenId: string;
-	payerNetworkId: string;
-	amountReceived: string;
-	totalAmount: string;
-	completedAt: string;
 }
 
 /** One settled checkout as the withdrawals ledger's feed reads it. */
@@ -179,15 +111,39 @@ function windowKeyset(p: { since: string; afterCreatedAt?: string; afterId?: str
 	}
 	return where;
 }
-/** What names an on-chain transfer (the credit's unique key): network, tx hash, log / output index. */
-const TRANSFER_KEY = {
-	networkId: ID,
+/** What names an on-chain transfer on its network (the credit's unique key with networkId): tx hash, log / output index. */
+const TRANSFER_ID = {
 	txHash: { type: "string", min: 1, max: 128 },
 	logIndex: { type: "number", integer: true, min: 0, max: 2147483647 },
 } as const;
+const TRANSFER_KEY = { networkId: ID, ...TRANSFER_ID } as const;
 /** A watcher's confirmation requirement (the seed allows REQUIRED_CONFIRMATIONS_<SLUG> 1..100000). */
 const REQUIRED_CONFIRMATIONS = { type: "number", integer: true, min: 1, max: 100_000, optional: true } as const;
-const transactionNotFound = () => notFound("Transaction not found");
+/** A credit's transfer (credit's params; each item of creditBatch, whose networkId is the batch's). */
+const CREDIT_ITEM = {
+	...TRANSFER_ID,
+	toAddress: { type: "string", min: 1, max: 200 },
+	tokenId: ID,
+	amount: amountRule,
+	confirmations: { type: "number", integer: true, min: 0, optional: true },
+	requiredConfirmations: REQUIRED_CONFIRMATIONS,
+	blockHash: { type: "string", min: 1, max: 100, optional: true },
+} as const;
+/** A detection's transfer (detect's params; each item of detectBatch). */
+const DETECT_ITEM = {
+	...TRANSFER_ID,
+	blockHash: { type: "string", min: 1, max: 100 },
+	blockNumber: { type: "number", integer: true, min: 0 },
+	toAddress: { type: "string", min: 1, max: 200 },
+	tokenId: ID,
+	amount: amountRule,
+	confirmations: { type: "number", integer: true, min: 0 },
+	requiredConfirmations: REQUIRED_CONFIRMATIONS,
+} as const;
+/** Items a batch call carries at most (the runner sends fewer: its messages stay well under 1 MB). */
+const BATCH_MAX = 500;
+/** The networks service's tokens (cached there) for the credit path. */
+const tokenCaller = (ctx: Ctx<unknown>) => (id: string) => ctx.call("networks.getToken", { id }) as Promise<TokenView>;
 
 const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods & Record<string, any>, TransactionsVars> = {
 	name: "transactions",
@@ -274,149 +230,25 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 		 */
 		credit: {
 			visibility: "public",
-			params: {
-				$$strict: "remove",
-				...TRANSFER_KEY,
-				toAddress: { type: "string", min: 1, max: 200 },
-				tokenId: ID,
-				amount: amountRule,
-				confirmations: { type: "number", integer: true, min: 0, optional: true },
-				requiredConfirmations: REQUIRED_CONFIRMATIONS,
-				simulated: { type: "boolean", optional: true },
-				blockHash: { type: "string", min: 1, max: 100, optional: true },
-			},
+			params: { $$strict: "remove", networkId: ID, ...CREDIT_ITEM, simulated: { type: "boolean", optional: true } },
 			async handler(this: TransactionsThis, ctx: Ctx<CreditParams>): Promise<CreditResult> {
-				const app = appOf(this.broker);
-				const { models, clock } = app;
-				const p = ctx.params;
-				const simulated = p.simulated === true;
-				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
-				// One rule: the requirement the watcher applied (read from the catalogue at its step) when
-				// it sends it, so a core whose cached catalogue is older never refuses its credit.
-				const requiredConfirmations = p.requiredConfirmations ?? network.requiredConfirmations;
-				if (p.confirmations !== undefined && p.confirmations < requiredConfirmations) {
-					return { credited: false, duplicate: false, reason: "insufficientConfirmations", requiredConfirmations };
-				}
-				const address = codecFor(network.chainType).normalizeAddress(p.toAddress, chainParamsFor(network));
-				const deposit = address ? await models.DepositAddress.findOne({ where: { networkId: network.id, address } }) : null;
-				if (!deposit) return { credited: false, duplicate: false, reason: "unknownAddress" };
-				const token = (await ctx.call("networks.getToken", { id: p.tokenId })) as TokenView;
+				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
+				return creditTransfer(appOf(this.broker), this.broker, this.logger, network, tokenCaller(ctx), ctx.params);
+			},
+		},
 
-				const effects = new Effects();
-				let committed: { result: CreditResult; intentSettled: boolean; duplicate?: boolean; recredited?: boolean };
-				try {
-					committed = await withPaymentLocked(app, { transactionId: deposit.transactionId }, async (t, { intent, link, tx }) => {
-						const now = clock.now();
-						// Soft-deleted links still settle their transactions.
-						if (!tx || !link) throw transactionNotFound();
-						if (simulated) {
-							if (tx.mode !== "sandbox") throw forbidden("Simulation is only available for sandbox organizations", { code: "SIMULATION_SANDBOX_ONLY" });
-							// Decided here, under the locks: of concurrent simulations one settles, the others are refused.
-							assertSimulatable({
-								intentStatus: intent?.status ?? null,
-								linkStatus: effectiveLinkStatus(link.status, link.expiresAt, now),
-								status: tx.status,
-								totalAmount: tx.totalAmount,
-								amountReceived: tx.amountReceived,
-								amount: p.amount,
-							});
-						}
-
-						// A plain read under the checkout's lock (every credit of its deposit address takes it).
-						const prior = await models.TransactionCredit.findOne({ where: { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex }, transaction: t });
-						if (prior && (!prior.reversedAt || simulated || prior.transactionId !== tx.id)) {
-							// Reported again. From another block: the transfer was mined again after a reorg before
-							// its revert was heard; the credit now stands in that block (a revert of the old one changes nothing).
-							if (p.blockHash && !prior.simulated && !prior.reversedAt && prior.blockHash !== p.blockHash) {
-								prior.blockHash = p.blockHash;
-								await prior.save({ transaction: t });
-							}
-							return { result: { credited: false, duplicate: true, reason: "duplicate" as const, transaction: transactionView(tx) }, intentSettled: false, duplicate: true };
-						}
-						// A transfer whose credit a deep reorg reversed, mined again: the same credit counts again (docs/payments.md "Reversals").
-						const recredit = prior;
-						const counted = recredit ? !!recredit.counted : token.id === tx.payerTokenId;
-						if (recredit) {
-							recredit.reversedAt = null;
-							recredit.blockHash = p.blockHash ?? null;
-							recredit.confirmations = p.confirmations ?? null;
-							await recredit.save({ transaction: t });
-							restoreCheckout(tx, recredit);
-						} else {
-							// The unique index stays the arbiter: a duplicate fails here and rolls everything back.
-							await models.TransactionCredit.create(
-								{ networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, transactionId: tx.id, tokenId: token.id, amount: p.amount, counted, confirmations: p.confirmations ?? null, simulated, blockHash: p.blockHash ?? null, createdAt: now },
-								{ transaction: t },
-							);
-						}
-						const settleable = canSettleLink(link.status) && (!intent || canTransition(intent.status, "settle"));
-						// A re-mined transfer counts what its credit (and its reversal) counted.
-						const amount = recredit ? recredit.amount : p.amount;
-						const out = applyCredit({ status: tx.status, amountReceived: tx.amountReceived, totalAmount: tx.totalAmount, amount, counted, settleable });
-						tx.status = out.status;
-						tx.amountReceived = out.amountReceived;
-						tx.overpaidAmount = out.overpaidAmount;
-						if (counted) tx.hash = p.txHash;
-						await settleDetection(models, t, tx, { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, blockHash: p.blockHash }, now);
-						// The checkout shows the requirement its counted credit was applied with ("n of m" agrees with it).
-						if (counted && p.requiredConfirmations !== undefined) tx.requiredConfirmations = p.requiredConfirmations;
-						if (simulated) tx.simulated = true;
-						if (out.confirmed) tx.confirmedAt = now;
-						if (out.settled) tx.completedAt = now;
-						tx.updatedAt = now;
-						await tx.save({ transaction: t });
-
-						const currency = token.symbol.toLowerCase();
-						if (intent && (out.settled || out.firstFunds)) {
-							const tr = out.settled ? transition(intent.status, "settle") : tryTransition(intent.status, "funds");
-							if (tr?.changed || out.settled) {
-								if (tr) intent.status = tr.to;
-								if (out.settled) intent.succeededAt = now;
-								intent.latestTransactionId = tx.id;
-								intent.updatedAt = now;
-								await intent.save({ transaction: t });
-								if (tr?.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, currency);
-							}
-						}
-						if (out.settled) {
-							link.status = "completed";
-							link.updatedAt = now;
-							await link.save({ transaction: t });
-							// Single use: the link's other checkouts end.
-							await lapseCheckouts(models, t, { paymentLinkId: link.id, excludeId: tx.id }, now);
-							const event: TransactionCompletedEvent = {
-								transactionId: tx.id,
-								organizationId: tx.organizationId,
-								mode: tx.mode,
-								paymentLinkId: link.id,
-								intentId: intent?.id ?? null,
-								simulated: tx.simulated,
-								payerTokenId: tx.payerTokenId,
-								payerNetworkId: tx.payerNetworkId,
-								amountReceived: tx.amountReceived,
-								totalAmount: tx.totalAmount,
-								completedAt: now.toISOString(),
-							};
-							effects.emit("payments.transaction.completed", event);
-						}
-						if (recredit) await recordRecredit(app, t, effects, { tx, intent, credit: recredit, currency, now });
-						return { result: { credited: true, duplicate: false, counted, transaction: transactionView(tx) }, intentSettled: intent !== null && out.settled, recredited: !!recredit };
-					}, { retryOn: isAccountRace });
-				} catch (err) {
-					if (!isUniqueViolation(err, "transaction_credits")) throw err;
-					const tx = await models.Transaction.findByPk(deposit.transactionId);
-					return { credited: false, duplicate: true, reason: "duplicate", ...(tx ? { transaction: transactionView(tx) } : {}) };
-				}
-				if (committed.duplicate) return committed.result;
-				// Committed, once per transfer: a repeat was answered above and counts nothing.
-				const labels = { network: catalogueSlugOf(network.id) ?? "other" };
-				if (committed.recredited) {
-					countMetric(this.broker, METRIC.creditsRecredited, labels);
-					this.logger.warn(`A transfer whose credit a reorg had reversed was mined again on network ${network.id}: tx ${p.txHash} #${p.logIndex} credited again to checkout ${deposit.transactionId}`);
-				} else countMetric(this.broker, METRIC.transactionsCredited, labels);
-				if (committed.intentSettled) countMetric(this.broker, METRIC.intentsSettled, labels);
-				await effects.flush(this.broker);
-				return committed.result;
+		/**
+		 * A watcher's batch of credits of one network (docs/watchers.md "Reports in batches"): what
+		 * `credit` answers for each item, in order, credited in one DB transaction (a batch that
+		 * fails is credited item by item). Internal: no route.
+		 */
+		creditBatch: {
+			visibility: "public",
+			params: { $$strict: "remove", networkId: ID, items: { type: "array", min: 1, max: BATCH_MAX, items: { type: "object", strict: "remove", props: CREDIT_ITEM } } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; items: Array<Omit<CreditParams, "networkId">> }>): Promise<BatchCreditResult[]> {
+				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
+				const items = ctx.params.items.map(i => ({ ...i, networkId: network.id }));
+				return creditTransfers(appOf(this.broker), this.broker, this.logger, network, tokenCaller(ctx), items);
 			},
 		},
 
@@ -427,47 +259,24 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 		 */
 		detect: {
 			visibility: "public",
-			params: {
-				$$strict: "remove",
-				...TRANSFER_KEY,
-				blockHash: { type: "string", min: 1, max: 100 },
-				blockNumber: { type: "number", integer: true, min: 0 },
-				toAddress: { type: "string", min: 1, max: 200 },
-				tokenId: ID,
-				amount: amountRule,
-				confirmations: { type: "number", integer: true, min: 0 },
-				requiredConfirmations: REQUIRED_CONFIRMATIONS,
-			},
+			params: { $$strict: "remove", networkId: ID, ...DETECT_ITEM },
 			async handler(this: TransactionsThis, ctx: Ctx<DetectParams>): Promise<DetectResult> {
-				const app = appOf(this.broker);
-				const p = ctx.params;
-				const network = (await ctx.call("networks.getNetwork", { id: p.networkId })) as NetworkView;
-				const requiredConfirmations = p.requiredConfirmations ?? network.requiredConfirmations;
-				const address = codecFor(network.chainType).normalizeAddress(p.toAddress, chainParamsFor(network));
-				const deposit = address ? await app.models.DepositAddress.findOne({ where: { networkId: network.id, address } }) : null;
-				if (!deposit) return { recorded: false, outcome: "unknownAddress", requiredConfirmations };
-				const [token, tx] = await Promise.all([
-					ctx.call("networks.getToken", { id: p.tokenId }) as Promise<TokenView>,
-					app.models.Transaction.findByPk(deposit.transactionId, { attributes: ["id", "payerTokenId"] }),
-				]);
-				if (!tx) return { recorded: false, outcome: "unknownAddress", requiredConfirmations };
-				const effects = new Effects();
-				const outcome = await recordDetection(app, effects, {
-					networkId: network.id,
-					txHash: p.txHash,
-					logIndex: p.logIndex,
-					blockHash: p.blockHash,
-					blockNumber: p.blockNumber,
-					transactionId: tx.id,
-					tokenId: token.id,
-					amount: p.amount,
-					counted: token.id === tx.payerTokenId,
-					confirmations: p.confirmations,
-					requiredConfirmations,
-					currency: token.symbol.toLowerCase(),
-				});
-				await effects.flush(this.broker);
-				return { recorded: outcome === "recorded" || outcome === "updated", outcome, requiredConfirmations };
+				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
+				const [result] = await detectTransfers(appOf(this.broker), this.broker, network, tokenCaller(ctx), [ctx.params], { throwErrors: true });
+				return result as DetectResult;
+			},
+		},
+
+		/**
+		 * A watcher's batch of detections of one network: what `detect` answers for each item, in
+		 * order (an item that failed answers `error` and is reported again). Internal: no route.
+		 */
+		detectBatch: {
+			visibility: "public",
+			params: { $$strict: "remove", networkId: ID, items: { type: "array", min: 1, max: BATCH_MAX, items: { type: "object", strict: "remove", props: DETECT_ITEM } } },
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; items: Array<Omit<DetectParams, "networkId">> }>): Promise<BatchDetectResult[]> {
+				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
+				return detectTransfers(appOf(this.broker), this.broker, network, tokenCaller(ctx), ctx.params.items.map(i => ({ ...i, networkId: network.id })));
 			},
 		},
 

@@ -15,9 +15,12 @@
  * Rows are locked in the payments order (withPaymentLocked: intent, link, transaction); a checkout's
  * detections are only written under its transaction's lock, so they are read without locks.
  */
+import type { ServiceBroker } from "moleculer";
 import { Op, type Transaction as DbTx } from "sequelize";
+import { chainParamsFor, codecFor } from "../chains";
 import { MEMPOOL_BLOCK_HASH } from "../chains/source";
 import type { App } from "../app";
+import type { NetworkView, TokenView } from "../networks/view";
 import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
 import type { Transaction } from "../../models/transaction.model";
@@ -185,4 +188,104 @@ export async function revertDetection(app: App, effects: Effects, key: Detection
 		if (intent && nothingLeft && row.counted) await moveIntent(models, t, effects, intent, "revert", now, tx);
 		return "reverted";
 	});
+}
+
+/** A watcher's report of a transfer below the required confirmations (or orphaned by a reorg). */
+export interface DetectParams {
+	networkId: string;
+	txHash: string;
+	logIndex: number;
+	blockHash: string;
+	blockNumber: number;
+	toAddress: string;
+	tokenId: string;
+	/** Token units (decimal string). */
+	amount: string;
+	confirmations: number;
+	/** The watcher's requirement (see CreditParams.requiredConfirmations): what the payer is shown. */
+	requiredConfirmations?: number;
+}
+
+export interface DetectResult {
+	recorded: boolean;
+	outcome: DetectOutcome | "unknownAddress";
+	requiredConfirmations: number;
+}
+
+/** One item of a detect batch: its answer, or (`error`) why it was not recorded now (it is reported again). */
+export type BatchDetectResult = DetectResult | { recorded: false; error: { name: string; message: string } };
+
+/** A network's address normalisation (null: not an address of that network). */
+export function addressNormalizer(network: NetworkView): (address: string) => string | null {
+	const codec = codecFor(network.chainType);
+	const params = chainParamsFor(network);
+	return address => codec.normalizeAddress(address, params);
+}
+
+/** Detections reported at once: distinct checkouts side by side, one checkout's in order. */
+const DETECT_CONCURRENCY = 16;
+
+/**
+ * Records a watcher's detections of one network (transactions.detect, detectBatch): the deposit
+ * addresses and their checkouts read in one statement each, then each detection in its own short
+ * DB transaction (recordDetection), reports of one checkout in the order given. `throwErrors`:
+ * the single action's behaviour (an error fails the call) instead of an `error` answer per item.
+ */
+export async function detectTransfers(app: App, broker: ServiceBroker, network: NetworkView, tokenOf: (id: string) => Promise<TokenView>, items: DetectParams[], opts: { throwErrors?: boolean } = {}): Promise<BatchDetectResult[]> {
+	const { models } = app;
+	const normalize = addressNormalizer(network);
+	const addresses = items.map(p => normalize(p.toAddress));
+	const wanted = [...new Set(addresses.filter((a): a is string => !!a))];
+	const deposits = wanted.length ? await models.DepositAddress.findAll({ where: { networkId: network.id, address: { [Op.in]: wanted } }, attributes: ["address", "transactionId"], raw: true }) : [];
+	const depositOf = new Map(deposits.map(d => [d.address, d.transactionId]));
+	const txIds = [...new Set(deposits.map(d => d.transactionId))];
+	const txs = txIds.length ? await models.Transaction.findAll({ where: { id: { [Op.in]: txIds } }, attributes: ["id", "payerTokenId"], raw: true }) : [];
+	const payerTokenOf = new Map(txs.map(t => [t.id, t.payerTokenId]));
+	const results: BatchDetectResult[] = new Array(items.length);
+	const byCheckout = new Map<string, number[]>();
+	items.forEach((p, i) => {
+		const requiredConfirmations = p.requiredConfirmations ?? network.requiredConfirmations;
+		const transactionId = addresses[i] ? depositOf.get(addresses[i]!) : undefined;
+		if (!transactionId || !payerTokenOf.has(transactionId)) return void (results[i] = { recorded: false, outcome: "unknownAddress", requiredConfirmations });
+		const queue = byCheckout.get(transactionId);
+		if (queue) queue.push(i);
+		else byCheckout.set(transactionId, [i]);
+	});
+	const detectOne = async (i: number, transactionId: string) => {
+		const p = items[i];
+		const requiredConfirmations = p.requiredConfirmations ?? network.requiredConfirmations;
+		try {
+			const token = await tokenOf(p.tokenId);
+			const effects = new Effects();
+			const outcome = await recordDetection(app, effects, {
+				networkId: network.id,
+				txHash: p.txHash,
+				logIndex: p.logIndex,
+				blockHash: p.blockHash,
+				blockNumber: p.blockNumber,
+				transactionId,
+				tokenId: token.id,
+				amount: p.amount,
+				counted: token.id === payerTokenOf.get(transactionId),
+				confirmations: p.confirmations,
+				requiredConfirmations,
+				currency: token.symbol.toLowerCase(),
+			});
+			await effects.flush(broker);
+			results[i] = { recorded: outcome === "recorded" || outcome === "updated", outcome, requiredConfirmations };
+		} catch (err) {
+			if (opts.throwErrors) throw err;
+			results[i] = { recorded: false, error: { name: (err as Error)?.name ?? "Error", message: (err as Error)?.message ?? String(err) } };
+		}
+	};
+	const groups = [...byCheckout.entries()];
+	let next = 0;
+	const worker = async () => {
+		while (next < groups.length) {
+			const [transactionId, indexes] = groups[next++];
+			for (const i of indexes) await detectOne(i, transactionId);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(DETECT_CONCURRENCY, groups.length) }, worker));
+	return results;
 }

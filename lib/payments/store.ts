@@ -241,9 +241,11 @@ export async function countOpenCheckouts(models: Models, paymentLinkId: string, 
  * Ends pending checkouts (of an intent or a link): expired when nothing arrived, failed when a
  * partial payment did. Funds that arrive later are still recorded by the credit path.
  */
-export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLinkId: string; excludeId?: string }, now: Date): Promise<void> {
+export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLinkId: string; excludeId?: string }, now: Date, held?: ReadonlyMap<string, Transaction>): Promise<void> {
 	const base = { paymentLinkId: where.paymentLinkId, status: "pending", ...(where.excludeId ? { id: { [Op.ne]: where.excludeId } } : {}) };
-	const rows = await models.Transaction.findAll({ where: base, transaction: t, lock: t.LOCK.UPDATE });
+	const found = await models.Transaction.findAll({ where: base, transaction: t, lock: t.LOCK.UPDATE });
+	// `held`: rows the caller already has locked and keeps changing (a credit batch): those instances move, so its later saves keep the lapse.
+	const rows = held ? found.map(r => held.get(r.id) ?? r).filter(r => r.status === "pending") : found;
 	for (const row of rows) {
 		row.status = lapsedStatus(row.amountReceived);
 		row.updatedAt = now;

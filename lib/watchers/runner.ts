@@ -10,7 +10,8 @@
  *    it reverted;
  * 4. the range's transfers and the new cursor in one fenced DB transaction;
  * 5. report what the payments side has not heard: confirmations below the requirement
- *    (transactions.detect), the credit at the requirement (transactions.credit), reverts;
+ *    (transactions.detectBatch), the credits at the requirement (transactions.creditBatch), both in
+ *    batches of a page's transfers; reverts one by one;
  * 6. now and then, and after a catch-up, reconcile native balances of open checkouts (coin sent
  *    by a contract has no log and no top-level `to`).
  * Errors never stop the loop: an unreachable node is logged once, and once more when it is back.
@@ -36,14 +37,35 @@ export interface WatchedNetwork {
 	tokens: Array<WatchedToken & { symbol: string }>;
 }
 
+/** A transfer reported for its credit (at the required confirmations). */
+export interface CreditItem {
+	txHash: string;
+	logIndex: number;
+	blockHash: string;
+	toAddress: string;
+	tokenId: string;
+	amount: string;
+	confirmations: number;
+	requiredConfirmations: number;
+}
+
+/** A transfer reported below the required confirmations (its block number too). */
+export interface DetectItem extends CreditItem {
+	blockNumber: number;
+}
+
 /** What a watcher asks of the payments side (actions of the transactions service). */
 export interface PaymentsPort {
 	depositAddresses(p: { networkId: string; since: string; afterCreatedAt?: string; afterId?: string; limit: number }): Promise<Array<{ id: string; address: string; createdAt: string }>>;
 	/** Deposit addresses of open checkouts (reconciliation), by keyset pages like depositAddresses. */
 	openAddresses(p: { networkId: string; since: string; afterCreatedAt?: string; afterId?: string; limit: number }): Promise<Array<{ id: string; address: string; createdAt: string }>>;
-	/** `requiredConfirmations`: the requirement the watcher applies (the payer is shown it: docs/watchers.md "Catalogue changes"). */
-	detect(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; blockNumber: number; toAddress: string; tokenId: string; amount: string; confirmations: number; requiredConfirmations: number }): Promise<{ outcome: string }>;
-	credit(p: { networkId: string; txHash: string; logIndex: number; blockHash: string; toAddress: string; tokenId: string; amount: string; confirmations: number; requiredConfirmations: number }): Promise<{ credited: boolean; duplicate: boolean; reason?: string }>;
+	/**
+	 * Detections and credits of one network, in batches (transactions.detectBatch, creditBatch): one
+	 * answer per item, in order; an item that failed answers `error` and is reported again.
+	 * `requiredConfirmations`: the requirement the watcher applies (the payer is shown it: docs/watchers.md "Catalogue changes").
+	 */
+	detectBatch(p: { networkId: string; items: DetectItem[] }): Promise<Array<{ outcome?: string; error?: unknown }>>;
+	creditBatch(p: { networkId: string; items: CreditItem[] }): Promise<Array<{ credited: boolean; duplicate: boolean; reason?: string; error?: unknown }>>;
 	revert(p: { networkId: string; txHash: string; logIndex: number; blockHash: string }): Promise<{ outcome: string }>;
 }
 
@@ -115,8 +137,28 @@ interface Ack {
 	confirmations: number | null;
 }
 
+type ReportPlan =
+	| { kind: "revert"; row: ChainTransfer; key: { networkId: string; txHash: string; logIndex: number; blockHash: string } }
+	| { kind: "detect"; row: ChainTransfer; mempool: boolean; item: DetectItem }
+	| { kind: "credit"; row: ChainTransfer; item: CreditItem };
+
+/** `fn` over `items`, at most `width` at once, answers in order. */
+async function inChunks<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+	const out: R[] = [];
+	for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(fn))));
+	return out;
+}
+
 const REPORT_BATCH = 500;
+/** Reverts (one call each) and finality reads at once. */
 const REPORT_CONCURRENCY = 16;
+/**
+ * Items a detectBatch / creditBatch call carries: about 300 bytes each asked and 1.5 kB answered
+ * (the checkout's view), so a call stays well under a transporter's 1 MB message limit.
+ */
+const REPORT_CALL_ITEMS = 250;
+/** Batch calls of one page at once (their DB transactions run side by side on MySQL). */
+const REPORT_CALLS = 2;
 /**
  * Deposit addresses a depositAddresses or openAddresses call answers at most (openAddresses:
  * unless WATCHER_RECONCILE_PAGE says less). 2,000 (about 280 kB of JSON) keeps an
@@ -173,8 +215,8 @@ export class NetworkWatcher {
 		this.payments = {
 			depositAddresses: p => reached(port.depositAddresses(p)),
 			openAddresses: p => reached(port.openAddresses(p)),
-			detect: p => reached(port.detect(p)),
-			credit: p => reached(port.credit(p)),
+			detectBatch: p => reached(port.detectBatch(p)),
+			creditBatch: p => reached(port.creditBatch(p)),
 			revert: p => reached(port.revert(p)),
 		};
 	}
@@ -516,15 +558,93 @@ export class NetworkWatcher {
 			const rows = await pendingTransfers(models, network.id, REPORT_BATCH, afterId);
 			if (rows.length === 0) return count;
 			count += rows.length;
-			for (let i = 0; i < rows.length; i += REPORT_CONCURRENCY) {
-				const chunk = rows.slice(i, i + REPORT_CONCURRENCY);
-				const head = this.reportHead!;
-				const acks = await Promise.all(chunk.map(row => this.reportOne(row, head).catch(err => (this.onError(err), null))));
-				await this.markAcknowledged(acks).catch(err => this.onError(err));
-			}
+			const acks = await this.reportPage(rows, this.reportHead!);
+			await this.markAcknowledged(acks).catch(err => this.onError(err));
 			afterId = rows[rows.length - 1].id;
 			if (rows.length < REPORT_BATCH) return count;
 		}
+	}
+
+	/**
+	 * Reports one page of stored transfers: reverts one by one, then the detections, then the
+	 * credits in batch calls. What the payments side acknowledged (to be recorded); a failed call
+	 * or item acknowledges nothing (reported again at the next pass).
+	 */
+	private async reportPage(rows: readonly ChainTransfer[], head: BlockRef): Promise<Array<Ack | null>> {
+		const payments = this.payments;
+		const networkId = this.deps.network.id;
+		const plans = await inChunks(rows, REPORT_CONCURRENCY, row => this.planReport(row, head).catch(err => (this.onError(err), null)));
+		const acks: Array<Ack | null> = [];
+		const reverts = plans.filter((p): p is Extract<ReportPlan, { kind: "revert" }> => p?.kind === "revert");
+		// Reverts are rare (reorgs): one call each; a failed one leaves its row pending.
+		const reverted = await inChunks(reverts, REPORT_CONCURRENCY, p =>
+			payments.revert(p.key).then(
+				(): Ack => ({ id: p.row.id, reported: "reverted", pending: false, confirmations: p.row.reportedConfirmations }),
+				err => (this.onError(err), null),
+			),
+		);
+		acks.push(...reverted);
+		const detects = plans.filter((p): p is Extract<ReportPlan, { kind: "detect" }> => p?.kind === "detect");
+		const credits = plans.filter((p): p is Extract<ReportPlan, { kind: "credit" }> => p?.kind === "credit");
+		// Detections go first: a transfer's sighting before its credit, as the chain saw them.
+		acks.push(
+			...(await this.inBatchCalls<DetectItem, (typeof detects)[number], Awaited<ReturnType<PaymentsPort["detectBatch"]>>[number]>(detects, items => payments.detectBatch({ networkId, items }), (p, r) => {
+				if (r.error || !r.outcome) return null;
+				const ignored = r.outcome === "unknownAddress";
+				return { id: p.row.id, reported: ignored ? "ignored" : "detected", pending: !p.mempool && !ignored, confirmations: p.item.confirmations };
+			})),
+		);
+		acks.push(
+			...(await this.inBatchCalls<CreditItem, (typeof credits)[number], Awaited<ReturnType<PaymentsPort["creditBatch"]>>[number]>(credits, items => payments.creditBatch({ networkId, items }), (p, r) => {
+				// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
+				if (r.error || (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations")) return null;
+				return { id: p.row.id, reported: r.credited || r.duplicate ? "credited" : "ignored", pending: false, confirmations: p.item.confirmations };
+			})),
+		);
+		return acks;
+	}
+
+	/** Sends `plans` in calls of REPORT_CALL_ITEMS items, REPORT_CALLS at once; a call that fails acknowledges none of its items. */
+	private async inBatchCalls<I, P extends { item: I }, R>(plans: P[], send: (items: I[]) => Promise<R[]>, ack: (plan: P, answer: R) => Ack | null): Promise<Array<Ack | null>> {
+		const parts: P[][] = [];
+		for (let i = 0; i < plans.length; i += REPORT_CALL_ITEMS) parts.push(plans.slice(i, i + REPORT_CALL_ITEMS));
+		const answered = await inChunks(parts, REPORT_CALLS, part =>
+			send(part.map(p => p.item)).then(
+				answers => part.map((p, j) => (answers[j] ? ack(p, answers[j]) : null)),
+				err => (this.onError(err), [] as Array<Ack | null>),
+			),
+		);
+		return answered.flat();
+	}
+
+	/** What one stored transfer is to be reported as (the per-row rules: finality, confirmations); null: nothing to report. */
+	private async planReport(row: ChainTransfer, head: BlockRef): Promise<ReportPlan | null> {
+		// The freshest requirement, sent with every report: the core records and shows the one applied.
+		const required = this.catalogue.requiredConfirmations;
+		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };
+		if (row.status === "reverted") return { kind: "revert", row, key };
+		if (row.status !== "active") return null;
+		const transfer = { txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount };
+		if (row.blockHash === MEMPOOL_BLOCK_HASH) {
+			// Unconfirmed: shown as 0 confirmations, never credited; its block's transfer takes over.
+			return { kind: "detect", row, mempool: true, item: { ...transfer, confirmations: 0, blockNumber: 0, requiredConfirmations: required } };
+		}
+		const depth = Math.max(0, head.number - row.blockNumber + 1);
+		let confirmations = depth;
+		let final = depth >= required;
+		const { source } = this.deps;
+		if (source.finalizedHash) {
+			// A chain with finality (Solana): credited iff its block is the finalized one at its
+			// number; before that the depth shows progress, held below the requirement.
+			const finalized = await source.finalizedHash(row.blockNumber);
+			// Finalized with another block at this number: this block was dropped; the step's reorg check reverts it.
+			if (finalized !== null && finalized !== row.blockHash) return null;
+			final = finalized !== null;
+			confirmations = final ? Math.max(depth, required) : Math.min(depth, Math.max(0, required - 1));
+		}
+		if (final) return { kind: "credit", row, item: { ...transfer, confirmations, requiredConfirmations: required } };
+		if (row.reported !== "none" && row.reportedConfirmations === confirmations) return null;
+		return { kind: "detect", row, mempool: false, item: { ...transfer, confirmations, requiredConfirmations: required, blockNumber: row.blockNumber } };
 	}
 
 	/**
@@ -543,47 +663,6 @@ export class NetworkWatcher {
 		}
 		const now = this.deps.now();
 		for (const { ids, ack } of groups.values()) await markReported(this.deps.models, ids, ack.reported, ack.pending, ack.confirmations, now);
-	}
-
-	/** Reports one transfer; what the payments side acknowledged (to be recorded), null: nothing to record. */
-	private async reportOne(row: ChainTransfer, head: BlockRef): Promise<Ack | null> {
-		// The freshest requirement, sent with every report: the core records and shows the one applied.
-		const required = this.catalogue.requiredConfirmations;
-		const payments = this.payments;
-		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };
-		if (row.status === "reverted") {
-			await payments.revert(key);
-			return { id: row.id, reported: "reverted", pending: false, confirmations: row.reportedConfirmations };
-		}
-		if (row.status !== "active") return null;
-		if (row.blockHash === MEMPOOL_BLOCK_HASH) {
-			// Unconfirmed: shown as 0 confirmations, never credited; its block's transfer takes over.
-			const r = await payments.detect({ ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations: 0, blockNumber: 0, requiredConfirmations: required });
-			return { id: row.id, reported: r.outcome === "unknownAddress" ? "ignored" : "detected", pending: false, confirmations: 0 };
-		}
-		const depth = Math.max(0, head.number - row.blockNumber + 1);
-		let confirmations = depth;
-		let final = depth >= required;
-		const { source } = this.deps;
-		if (source.finalizedHash) {
-			// A chain with finality (Solana): credited iff its block is the finalized one at its
-			// number; before that the depth shows progress, held below the requirement.
-			const finalized = await source.finalizedHash(row.blockNumber);
-			// Finalized with another block at this number: this block was dropped; the step's reorg check reverts it.
-			if (finalized !== null && finalized !== row.blockHash) return null;
-			final = finalized !== null;
-			confirmations = final ? Math.max(depth, required) : Math.min(depth, Math.max(0, required - 1));
-		}
-		const transfer = { ...key, toAddress: row.toAddress, tokenId: row.tokenId, amount: row.amount, confirmations, requiredConfirmations: required };
-		if (final) {
-			const r = await payments.credit(transfer);
-			// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
-			if (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations") return null;
-			return { id: row.id, reported: r.credited || r.duplicate ? "credited" : "ignored", pending: false, confirmations };
-		}
-		if (row.reported !== "none" && row.reportedConfirmations === confirmations) return null;
-		const r = await payments.detect({ ...transfer, blockNumber: row.blockNumber });
-		return { id: row.id, reported: r.outcome === "unknownAddress" ? "ignored" : "detected", pending: r.outcome !== "unknownAddress", confirmations };
 	}
 
 	/** Stores new mempool sightings and ends those that were mined or dropped (lib/watchers/store.ts syncMempool). */

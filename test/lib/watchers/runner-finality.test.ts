@@ -77,8 +77,8 @@ describe("a network watcher on a chain with finality (Solana's shape)", () => {
 		const payments: PaymentsPort = {
 			depositAddresses: async () => [{ id: "1", address: DEPOSIT, createdAt: new Date().toISOString() }],
 			openAddresses: async () => [{ id: "1", address: DEPOSIT, createdAt: new Date().toISOString() }],
-			detect: async p => (calls.push({ kind: "detect", txHash: p.txHash, confirmations: p.confirmations, required: p.requiredConfirmations }), { outcome: "detected" }),
-			credit: async p => (calls.push({ kind: "credit", txHash: p.txHash, confirmations: p.confirmations, required: p.requiredConfirmations }), { credited: true, duplicate: false }),
+			detectBatch: async ({ items }) => items.map(p => (calls.push({ kind: "detect", txHash: p.txHash, confirmations: p.confirmations, required: p.requiredConfirmations }), { outcome: "detected" })),
+			creditBatch: async ({ items }) => items.map(p => (calls.push({ kind: "credit", txHash: p.txHash, confirmations: p.confirmations, required: p.requiredConfirmations }), { credited: true, duplicate: false })),
 			revert: async p => (calls.push({ kind: "revert", txHash: p.txHash }), { outcome: "reverted" }),
 		};
 		const src = new ScriptedSlots();

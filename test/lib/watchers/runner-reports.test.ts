@@ -61,19 +61,20 @@ describe("a network watcher's reports, acknowledged a chunk at a time", () => {
 		const payments: PaymentsPort = {
 			depositAddresses: async () => Array.from({ length: PAYMENTS }, (_, i) => ({ id: String(i + 1), address: `addr-${i}`, createdAt: new Date(0).toISOString() })),
 			openAddresses: async () => [],
-			detect: async () => ({ outcome: "detected" }),
-			credit: async p => {
-				calls.set(p.txHash, (calls.get(p.txHash) ?? 0) + 1);
-				const i = Number(p.txHash.slice(3));
-				if (i === 37 && failOnce) {
-					failOnce = false;
-					throw new Error("payments side: connection reset");
-				}
-				if (i < 10 || i >= 35) return { credited: true, duplicate: false };
-				if (i < 20) return { credited: false, duplicate: true, reason: "duplicate" };
-				if (i < 30) return { credited: false, duplicate: false, reason: "unknownAddress" };
-				return { credited: false, duplicate: false, reason: "insufficientConfirmations" };
-			},
+			detectBatch: async p => p.items.map(() => ({ outcome: "detected" })),
+			creditBatch: async ({ items }) =>
+				items.map(p => {
+					calls.set(p.txHash, (calls.get(p.txHash) ?? 0) + 1);
+					const i = Number(p.txHash.slice(3));
+					if (i === 37 && failOnce) {
+						failOnce = false;
+						return { credited: false, duplicate: false, error: { name: "Error", message: "payments side: connection reset" } };
+					}
+					if (i < 10 || i >= 35) return { credited: true, duplicate: false };
+					if (i < 20) return { credited: false, duplicate: true, reason: "duplicate" };
+					if (i < 30) return { credited: false, duplicate: false, reason: "unknownAddress" };
+					return { credited: false, duplicate: false, reason: "insufficientConfirmations" };
+				}),
 			revert: async () => ({ outcome: "reverted" }),
 		};
 		const src = new ScriptedChain();

@@ -36,8 +36,8 @@ function scriptedSource(before: number, after: number, advanced: () => Promise<b
 const payments: PaymentsPort = {
 	depositAddresses: async () => [],
 	openAddresses: async () => [],
-	detect: async () => ({ outcome: "unknownAddress" }),
-	credit: async () => ({ credited: false, duplicate: false, reason: "unknownAddress" }),
+	detectBatch: async ({ items }) => items.map(() => ({ outcome: "unknownAddress" })),
+	creditBatch: async ({ items }) => items.map(() => ({ credited: false, duplicate: false, reason: "unknownAddress" })),
 	revert: async () => ({ outcome: "unknown" }),
 };
 
