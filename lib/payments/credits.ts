@@ -21,12 +21,12 @@ import { isAccountRace } from "../withdrawals/store";
 import type { PaymentIntent } from "../../models/payment-intent.model";
 import type { PaymentLink } from "../../models/payment-link.model";
 import type { Transaction, TransactionCredit } from "../../models/transaction.model";
-import { addressNormalizer, settleDetection } from "./detections";
+import { addressNormalizer, KnownDetections, settleDetection } from "./detections";
 import { canTransition, transition, tryTransition } from "./intent-state";
 import { canSettleLink, effectiveLinkStatus } from "./link-state";
 import { recordRecredit, restoreCheckout } from "./reversals";
 import { applyCredit, assertSimulatable } from "./settlement";
-import { Effects, forUpdate, inTransaction, isUniqueViolation, lapseCheckouts, LockedPayment, recordIntentEvent, withPaymentLocked } from "./store";
+import { Effects, forUpdate, HeldCheckouts, inTransaction, isUniqueViolation, lapseCheckouts, LockedPayment, recordIntentEvent, withPaymentLocked } from "./store";
 import { transactionView } from "./views";
 
 export interface CreditParams {
@@ -107,7 +107,7 @@ async function applyLockedCredit(
 	network: NetworkView,
 	token: TokenView,
 	prior: TransactionCredit | null,
-	opts: { inserted?: boolean; held?: ReadonlyMap<string, Transaction> } = {},
+	opts: { inserted?: boolean; held?: HeldCheckouts; known?: KnownDetections } = {},
 ): Promise<Applied> {
 	const { models, clock } = app;
 	const now = clock.now();
@@ -144,7 +144,7 @@ async function applyLockedCredit(
 	tx.amountReceived = out.amountReceived;
 	tx.overpaidAmount = out.overpaidAmount;
 	if (counted) tx.hash = p.txHash;
-	await settleDetection(models, t, tx, { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, blockHash: p.blockHash }, now);
+	await settleDetection(models, t, tx, { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, blockHash: p.blockHash }, now, opts.known);
 	// The checkout shows the requirement its counted credit was applied with ("n of m" agrees with it).
 	if (counted && p.requiredConfirmations !== undefined) tx.requiredConfirmations = p.requiredConfirmations;
 	if (simulated) tx.simulated = true;
@@ -371,6 +371,10 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					const links = byId(linkIds.length ? await models.PaymentLink.findAll({ where: { id: { [Op.in]: linkIds } }, order: [["id", "ASC"]], ...forUpdate(t) }) : []);
 					const txs = byId(await models.Transaction.findAll({ where: { id: { [Op.in]: order.map(o => o.id).sort() } }, order: [["id", "ASC"]], ...forUpdate(t) }));
 					for (const tx of txs.values()) if ((tx.intentId ?? null) !== intentOf.get(tx.id)) throw new BatchLockOrderMoved();
+					// The links' other pending checkouts, which a settling credit lapses (lapseCheckouts): locked
+					// after the transactions, as the single path locks them; no checkout opens meanwhile (the links are locked).
+					const siblings = linkIds.length ? await models.Transaction.findAll({ where: { paymentLinkId: { [Op.in]: linkIds }, status: "pending", id: { [Op.notIn]: [...txs.keys()] } }, order: [["id", "ASC"]], ...forUpdate(t) }) : [];
+					const held: HeldCheckouts = { byId: new Map([...txs, ...siblings.map(s => [s.id, s] as const)]), links: new Set(linkIds) };
 					// Plain read under the checkouts' locks (as the single path's).
 					const priors = await models.TransactionCredit.findAll({ where: { networkId: network.id, txHash: { [Op.in]: [...new Set(batch.map(b => b.p.txHash))] } }, transaction: t });
 					const priorOf = new Map(priors.map(c => [keyOf(c), c]));
@@ -401,9 +405,12 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 						);
 					}
 					const inserted = new Set(bulk.map(r => r.item));
+					// Their detections and credits' least confirmations, read once for all (settleDetection's reads).
+					const known = await KnownDetections.load(models, t, sorted(bulk.map(r => r.item.transactionId)));
 					const done: Array<[Pending, Applied]> = [];
 					for (const r of run) {
-						const applied = await applyLockedCredit(app, t, effects, r.rows, r.item.p, network, tokens.get(r.item.p.tokenId)!, r.prior, { inserted: inserted.has(r.item), held: txs });
+						const once = inserted.has(r.item);
+						const applied = await applyLockedCredit(app, t, effects, r.rows, r.item.p, network, tokens.get(r.item.p.tokenId)!, r.prior, { inserted: once, held, ...(once ? { known } : {}) });
 						done.push([r.item, applied]);
 					}
 					return { done, alone };

@@ -16,14 +16,14 @@
  * detections are only written under its transaction's lock, so they are read without locks.
  */
 import type { ServiceBroker } from "moleculer";
-import { Op, type Transaction as DbTx } from "sequelize";
+import { col, fn, Op, type Transaction as DbTx } from "sequelize";
 import { chainParamsFor, codecFor } from "../chains";
 import { MEMPOOL_BLOCK_HASH } from "../chains/source";
 import type { App } from "../app";
 import type { NetworkView, TokenView } from "../networks/view";
 import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
-import type { Transaction } from "../../models/transaction.model";
+import type { PaymentDetection, Transaction } from "../../models/transaction.model";
 import { Effects, forUpdate, moveIntent, withPaymentLocked } from "./store";
 
 export interface DetectionKey {
@@ -57,8 +57,8 @@ const keyWhere = (k: DetectionKey) => ({ networkId: k.networkId, txHash: k.txHas
  * (the least of them; docs/payments.md), so a completed checkout still shows its count; null when
  * none reported one (simulations) or every credit was reversed.
  */
-export async function refreshSummary(models: Models, t: DbTx, tx: Transaction): Promise<void> {
-	const rows = await models.PaymentDetection.findAll({ where: { transactionId: tx.id, status: "confirming", counted: true }, transaction: t });
+export async function refreshSummary(models: Models, t: DbTx, tx: Transaction, known?: KnownDetections): Promise<void> {
+	const rows = known ? known.confirmingOf(tx.id).filter(r => r.counted) : await models.PaymentDetection.findAll({ where: { transactionId: tx.id, status: "confirming", counted: true }, transaction: t });
 	let sum = money(0);
 	let least: number | null = null;
 	for (const row of rows) {
@@ -67,10 +67,42 @@ export async function refreshSummary(models: Models, t: DbTx, tx: Transaction): 
 	}
 	tx.amountConfirming = toAmountString(sum);
 	if (least === null) {
-		const credited = await models.TransactionCredit.min("confirmations", { where: { transactionId: tx.id, counted: true, reversedAt: null, confirmations: { [Op.ne]: null } }, transaction: t });
+		const credited = known ? known.creditedLeast.get(tx.id) : await models.TransactionCredit.min("confirmations", { where: { transactionId: tx.id, counted: true, reversedAt: null, confirmations: { [Op.ne]: null } }, transaction: t });
 		least = credited === null || credited === undefined ? null : Number(credited);
 	}
 	tx.confirmations = least;
+}
+
+/**
+ * A credit batch's reads of its checkouts' detections and credits, in one statement each instead
+ * of one per credit (lib/payments/credits.ts), for checkouts credited once in the batch with their
+ * credit rows already written: what settleDetection and refreshSummary would read for them.
+ */
+export class KnownDetections {
+	private constructor(
+		private readonly confirming: Map<string, PaymentDetection[]>,
+		readonly creditedLeast: ReadonlyMap<string, number | null>,
+	) {}
+
+	static async load(models: Models, t: DbTx, transactionIds: string[]): Promise<KnownDetections> {
+		if (transactionIds.length === 0) return new KnownDetections(new Map(), new Map());
+		// Plain reads under the checkouts' locks (as refreshSummary's: no gap locks).
+		const rows = await models.PaymentDetection.findAll({ where: { transactionId: { [Op.in]: transactionIds }, status: "confirming" }, order: [["id", "ASC"]], transaction: t });
+		const confirming = new Map<string, PaymentDetection[]>();
+		for (const row of rows) confirming.set(row.transactionId, [...(confirming.get(row.transactionId) ?? []), row]);
+		const mins = (await models.TransactionCredit.findAll({
+			attributes: ["transactionId", [fn("MIN", col("confirmations")), "least"]],
+			where: { transactionId: { [Op.in]: transactionIds }, counted: true, reversedAt: null, confirmations: { [Op.ne]: null } },
+			group: ["transactionId"],
+			raw: true,
+			transaction: t,
+		})) as unknown as Array<{ transactionId: string; least: number | string | null }>;
+		return new KnownDetections(confirming, new Map(mins.map(m => [m.transactionId, m.least === null ? null : Number(m.least)])));
+	}
+
+	confirmingOf(transactionId: string): PaymentDetection[] {
+		return (this.confirming.get(transactionId) ?? []).filter(r => r.status === "confirming");
+	}
 }
 
 /** Unconfirmed sightings of a transfer now seen in a block: reverted quietly (no intent move: the block's sighting counts). */
@@ -145,14 +177,17 @@ export async function recordDetection(app: App, effects: Effects, input: Detecti
  * credit without an earlier detection (seen first with enough confirmations, e.g. after downtime)
  * only sets the summary's count.
  */
-export async function settleDetection(models: Models, t: DbTx, tx: Transaction, key: Omit<DetectionKey, "blockHash"> & { blockHash?: string | null }, now: Date): Promise<void> {
+export async function settleDetection(models: Models, t: DbTx, tx: Transaction, key: Omit<DetectionKey, "blockHash"> & { blockHash?: string | null }, now: Date, known?: KnownDetections): Promise<void> {
 	const where: Record<string, unknown> = { networkId: key.networkId, txHash: key.txHash, logIndex: key.logIndex, status: "confirming" };
 	// The block's sighting, and the unconfirmed (mempool) one of the same transfer if there was one.
 	if (key.blockHash) where.blockHash = { [Op.in]: [key.blockHash, MEMPOOL_BLOCK_HASH] };
 	// A checkout nothing was ever detected for (simulations, first seen already confirmed) has no rows.
 	if (tx.requiredConfirmations !== null && tx.requiredConfirmations !== undefined) {
 		// Plain read under the checkout's lock (see recordDetection: no gap locks).
-		const rows = await models.PaymentDetection.findAll({ where, transaction: t });
+		const blocks = key.blockHash ? [key.blockHash, MEMPOOL_BLOCK_HASH] : null;
+		const rows = known
+			? known.confirmingOf(tx.id).filter(r => r.networkId === key.networkId && r.txHash === key.txHash && r.logIndex === key.logIndex && (!blocks || blocks.includes(r.blockHash)))
+			: await models.PaymentDetection.findAll({ where, transaction: t });
 		for (const row of rows) {
 			row.status = "credited";
 			row.updatedAt = now;
@@ -160,7 +195,7 @@ export async function settleDetection(models: Models, t: DbTx, tx: Transaction, 
 		}
 	}
 	// Also without detections: the credit just written gives the checkout its count.
-	await refreshSummary(models, t, tx);
+	await refreshSummary(models, t, tx, known);
 }
 
 export type RevertOutcome = "reverted" | "unknown" | "already" | "credited";

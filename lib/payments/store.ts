@@ -238,14 +238,29 @@ export async function countOpenCheckouts(models: Models, paymentLinkId: string, 
 }
 
 /**
+ * Checkout rows a caller holds locked and keeps changing (a credit batch: lib/payments/credits.ts):
+ * `byId` the instances, `links` the links all of whose pending checkouts are among them.
+ */
+export interface HeldCheckouts {
+	byId: ReadonlyMap<string, Transaction>;
+	links: ReadonlySet<string>;
+}
+
+/**
  * Ends pending checkouts (of an intent or a link): expired when nothing arrived, failed when a
  * partial payment did. Funds that arrive later are still recorded by the credit path.
  */
-export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLinkId: string; excludeId?: string }, now: Date, held?: ReadonlyMap<string, Transaction>): Promise<void> {
-	const base = { paymentLinkId: where.paymentLinkId, status: "pending", ...(where.excludeId ? { id: { [Op.ne]: where.excludeId } } : {}) };
-	const found = await models.Transaction.findAll({ where: base, transaction: t, lock: t.LOCK.UPDATE });
-	// `held`: rows the caller already has locked and keeps changing (a credit batch): those instances move, so its later saves keep the lapse.
-	const rows = held ? found.map(r => held.get(r.id) ?? r).filter(r => r.status === "pending") : found;
+export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLinkId: string; excludeId?: string }, now: Date, held?: HeldCheckouts): Promise<void> {
+	let rows: Transaction[];
+	if (held?.links.has(where.paymentLinkId)) {
+		// Every pending checkout of the link is held (locked by the caller): nothing to read.
+		rows = [...held.byId.values()].filter(r => r.paymentLinkId === where.paymentLinkId && r.status === "pending" && r.id !== where.excludeId);
+	} else {
+		const base = { paymentLinkId: where.paymentLinkId, status: "pending", ...(where.excludeId ? { id: { [Op.ne]: where.excludeId } } : {}) };
+		const found = await models.Transaction.findAll({ where: base, transaction: t, lock: t.LOCK.UPDATE });
+		// Rows the caller holds move as instances, so its later saves keep the lapse.
+		rows = held ? found.map(r => held.byId.get(r.id) ?? r).filter(r => r.status === "pending") : found;
+	}
 	for (const row of rows) {
 		row.status = lapsedStatus(row.amountReceived);
 		row.updatedAt = now;
