@@ -274,7 +274,7 @@ export function loadConfig(envIn: Env = processEnvironment()): AppConfig {
 		paymentsWebhookSecret: env.PAYMENTS_WEBHOOK_SECRET || null,
 		payments: paymentsConfigFromEnv(env),
 		pricing: parsePricingConfig(env),
-		payPage: { eventsPollMs: int("PAY_EVENTS_POLL_MS", env.PAY_EVENTS_POLL_MS, 1000, 100, 60_000) },
+		payPage: { eventsPollMs: int("PAY_EVENTS_POLL_MS", env.PAY_EVENTS_POLL_MS, 30_000, 100, 600_000) },
 		webhooks: webhooksConfigFromEnv(env, production),
 		watchers: watchersConfigFromEnv(env),
 		withdrawals: withdrawalsConfigFromEnv(env, production),

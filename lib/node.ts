@@ -14,6 +14,7 @@ import { Clock, systemClock } from "./clock";
 import { brokerOptions, transporterWarnings } from "../moleculer.config";
 import { registerAppMetrics } from "./metrics";
 import { misplacedSettingWarnings } from "./setting-scopes";
+import { announceCheckoutChanges } from "./payments/checkout-changes";
 
 const SERVICES_DIR = path.resolve(__dirname, "../services");
 
@@ -88,6 +89,8 @@ export async function createNode(opts: NodeOptions): Promise<ServiceBroker> {
 	const app: App = { config, sequelize, models, redis, clock: opts.clock || systemClock };
 	attachApp(broker, app);
 	registerAppMetrics(broker);
+	// Committed changes of checkouts, links and intents wake the pay page's streams on every gateway node.
+	announceCheckoutChanges(broker, models);
 
 	const available = availableServices();
 	const wanted = opts.services || config.services || Object.keys(available);

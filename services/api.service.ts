@@ -25,7 +25,9 @@ import type { AuthApiKey, AuthMeta, AuthRequirement, AuthUser } from "../lib/met
 import { verifyRecaptcha } from "../lib/recaptcha";
 import { payAssets } from "../lib/pay-page/assets";
 import { notFoundPage, payPageHeaders, payPageShell, pickPageLang } from "../lib/pay-page/html";
-import { isFinal, payState, type StatusPayload } from "../web/pay/state";
+import { PayStreamHub } from "../lib/pay-page/live";
+import { CHECKOUTS_CHANGED_EVENT, type CheckoutsChanged } from "../lib/payments/checkout-changes";
+import type { StatusPayload } from "../web/pay/state";
 import pkg from "../package.json";
 
 interface GatewayAlias {
@@ -62,10 +64,8 @@ interface GatewayVars {
 	cacheKeySalt: string;
 	unavailableWarnedAt: number;
 	server: Server;
-	/** Open server-sent event streams of the pay page, ended when the gateway stops. */
-	payStreams: Set<ServerResponse>;
-	/** How often an open event stream of the pay page reads its checkout (PAY_EVENTS_POLL_MS, default 1000). */
-	payEventsPollMs: number;
+	/** Open server-sent event streams of the pay page, woken by checkout changes, ended when the gateway stops. */
+	payStreams: PayStreamHub;
 }
 
 interface GatewayMethods {
@@ -386,6 +386,10 @@ const ApiService: GatewaySchema = {
 		"keys.changed"(this: GatewayThis) {
 			this.keyCache.clear();
 		},
+		/** Broadcast after a checkout, link or intent change committed: only the streams it names re-read. */
+		[CHECKOUTS_CHANGED_EVENT](this: GatewayThis, ctx: Context<CheckoutsChanged>) {
+			this.payStreams.wake(ctx.params || {});
+		},
 	},
 
 	methods: {
@@ -502,8 +506,9 @@ const ApiService: GatewaySchema = {
 
 		/**
 		 * Server-sent events of one checkout: `event: status` with the pay status whenever it
-		 * changes (read every PAY_EVENTS_POLL_MS, so any node's change shows, whichever node the
-		 * watcher or the credit ran on), a comment as heartbeat, the end after a final state.
+		 * changes, a comment as heartbeat, the end after a final state. Re-read when
+		 * `payments.checkouts.changed` names it (whichever node the watcher or the credit ran on),
+		 * at its expiry, and by the safety-net poll (PAY_EVENTS_POLL_MS): lib/pay-page/live.ts.
 		 */
 		async payEvents(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
 			await this.payLimit(req, res);
@@ -515,41 +520,7 @@ const ApiService: GatewaySchema = {
 			res.writeHead(200, { ...payPageHeaders(), "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", Connection: "keep-alive", "X-Accel-Buffering": "no" });
 			res.socket?.setTimeout(0);
 			req.socket?.setNoDelay(true);
-			this.payStreams.add(res);
-			let last = "";
-			let busy = false;
-			const send = (s: StatusPayload) => {
-				const json = JSON.stringify(s);
-				if (json !== last) {
-					last = json;
-					res.write(`event: status\ndata: ${json}\n\n`);
-				}
-				if (isFinal(payState(s))) finish();
-			};
-			const poll = setInterval(async () => {
-				if (busy) return;
-				busy = true;
-				try {
-					send(await read());
-				} catch (err) {
-					// Transient (database, a service restarting): the next tick tries again.
-					this.logger.debug("Pay page event read failed:", (err as Error)?.message);
-				} finally {
-					busy = false;
-				}
-			}, this.payEventsPollMs);
-			const heartbeat = setInterval(() => res.write(": ping\n\n"), PAY_EVENTS_HEARTBEAT_MS);
-			const lifetime = setTimeout(() => finish(), PAY_EVENTS_MAX_MS);
-			const finish = () => {
-				clearInterval(poll);
-				clearInterval(heartbeat);
-				clearTimeout(lifetime);
-				this.payStreams.delete(res);
-				if (!res.writableEnded) res.end();
-			};
-			req.on("close", finish);
-			res.write("retry: 2000\n\n");
-			send(first);
+			req.on("close", this.payStreams.open(res, first, read));
 		},
 
 		clientIp(this: GatewayThis, req: GatewayRequest): string {
@@ -871,8 +842,13 @@ const ApiService: GatewaySchema = {
 		this.keyCache = new TtlCache(AUTH_CACHE_TTL_MS, AUTH_CACHE_MAX_ENTRIES);
 		this.cacheKeySalt = crypto.randomBytes(32).toString("hex");
 		this.unavailableWarnedAt = 0;
-		this.payStreams = new Set();
-		this.payEventsPollMs = app.config.payPage.eventsPollMs;
+		this.payStreams = new PayStreamHub({
+			pollMs: app.config.payPage.eventsPollMs,
+			heartbeatMs: PAY_EVENTS_HEARTBEAT_MS,
+			maxMs: PAY_EVENTS_MAX_MS,
+			// Transient (database, a service restarting): the next wake or poll tries again.
+			onReadError: err => this.logger.debug("Pay page event read failed:", (err as Error)?.message),
+		});
 		// Requests Node's parser rejects (oversized headers, garbage) still get the error shape.
 		this.server?.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
 			const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
@@ -895,8 +871,7 @@ const ApiService: GatewaySchema = {
 
 	/** Open event streams would hold the HTTP server's close: they end first (the page reconnects elsewhere). */
 	async stopped(this: GatewayThis) {
-		for (const res of this.payStreams) if (!res.writableEnded) res.end();
-		this.payStreams.clear();
+		this.payStreams.closeAll();
 		if (this.server.listening) await new Promise<void>((resolve, reject) => this.server.close(err => (err ? reject(err) : resolve())));
 	},
 };

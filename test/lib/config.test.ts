@@ -192,7 +192,7 @@ describe("configuration", () => {
 		const defaults = load();
 		expect(defaults.payments).toEqual({ paymentWindowMs: 30 * 60_000, sweepIntervalMs: 30_000, maxOpenCheckouts: 20, bridgeFee: { flatUsd: "0.5", bps: 10 } });
 		expect(defaults.pricing).toMatchObject({ feed: "manual", feedUrl: DEFAULT_FEED_URL, apiKey: null, refreshSeconds: 60, timeoutMs: 5000, maxAgeSeconds: 900 });
-		expect(defaults.payPage).toEqual({ eventsPollMs: 1000 });
+		expect(defaults.payPage).toEqual({ eventsPollMs: 30_000 });
 
 		const c = load({
 			PAYMENT_WINDOW_MINUTES: "45",
