@@ -65,6 +65,20 @@ describe("pay page event streams woken by checkout changes", () => {
 		await until(() => s.ended);
 	});
 
+	it("shows detections and credits reported in batches (the watchers' path) on each checkout's stream", async () => {
+		const opened = [];
+		for (let i = 0; i < 2; i++) opened.push(await openCheckout(node, merchant.sandboxKey, { amount: "0.5", currency: "eth", tokenId: IDS.sepoliaEth, networkId: IDS.sepolia }));
+		const ss = await Promise.all(opened.map(c => stream(node, c.slug, c.txId)));
+		const item = (c: { address: string }, i: number) => ({ txHash: `0xbatch${i}`, logIndex: 0, toAddress: c.address, tokenId: IDS.sepoliaEth, amount: "0.5" });
+		await node.broker.call("transactions.detectBatch", { networkId: IDS.sepolia, items: opened.map((c, i) => ({ ...item(c, i), blockHash: "0xbb", blockNumber: 20, confirmations: 2, requiredConfirmations: 3 })) });
+		for (const s of ss) await s.next(e => e.data.transaction.confirmations === 2);
+		await node.broker.call("transactions.creditBatch", { networkId: IDS.sepolia, items: opened.map((c, i) => ({ ...item(c, i), blockHash: "0xbb", confirmations: 3, requiredConfirmations: 3 })) });
+		for (const s of ss) {
+			await s.next(e => e.data.transaction.status === "completed");
+			await until(() => s.ended);
+		}
+	});
+
 	it("shows a cancel of the intent made through the API", async () => {
 		const c = await openCheckout(node, merchant.sandboxKey, { amount: "0.5", currency: "eth", tokenId: IDS.sepoliaEth, networkId: IDS.sepolia });
 		const s = await stream(node, c.slug, c.txId);
