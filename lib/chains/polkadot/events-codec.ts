@@ -23,8 +23,13 @@ import type { EventView } from "./events";
 /** The storage key of System.Events: twox128("System") ++ twox128("Events"). */
 export const SYSTEM_EVENTS_KEY = xxhashAsHex("System", 128) + xxhashAsHex("Events", 128).slice(2);
 
-/** The events whose fields the watcher reads (lib/chains/polkadot/events.ts creditOf), as section.method. */
-const WANTED = new Set(["balances.Transfer", "balances.Deposit", "balances.Minted", "assets.Transferred", "assets.Issued"]);
+/** The events whose fields the watcher reads (lib/chains/polkadot/events.ts creditOf): section -> methods. */
+const WANTED = new Map([
+	["balances", new Set(["Transfer", "Deposit", "Minted"])],
+	["assets", new Set(["Transferred", "Issued"])],
+]);
+
+const NO_FIELDS: readonly string[] = Object.freeze([]);
 
 interface DecodedRecord {
 	phase: { type: string; value?: number };
@@ -83,7 +88,7 @@ export class EventsDecoder {
 				section,
 				method,
 				extrinsic: r.phase.type === "ApplyExtrinsic" ? (r.phase.value as number) : null,
-				data: WANTED.has(`${section}.${method}`) ? fieldsOf(r.event.value.value) : [],
+				data: WANTED.get(section)?.has(method) ? fieldsOf(r.event.value.value) : NO_FIELDS,
 			};
 		}
 		return out;
