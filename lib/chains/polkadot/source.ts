@@ -58,6 +58,8 @@ export class PolkadotSource implements ChainSource {
 	 * ones seen; a set that shrank is indexed again.
 	 */
 	private readonly indexes = new WeakMap<ReadonlySet<string>, { seen: number; byAccount: Map<string, string> }>();
+	/** The index built last: a new set (the runner's reload) takes the account ids of the addresses it knew from it. */
+	private lastIndex: Map<string, string> | null = null;
 
 	constructor(private readonly opts: PolkadotSourceOptions) {
 		this.api = new PolkadotApi(opts.rpcUrl, opts.timeoutMs);
@@ -132,16 +134,22 @@ export class PolkadotSource implements ChainSource {
 	/** The account-id index of a watched address set, brought up to date (see `indexes`). */
 	private indexOf(addresses: ReadonlySet<string>): Map<string, string> {
 		let index = this.indexes.get(addresses);
-		if (!index || index.seen > addresses.size) this.indexes.set(addresses, (index = { seen: 0, byAccount: new Map() }));
+		let known: Map<string, string> | null = null;
+		if (!index || index.seen > addresses.size) {
+			// Decoding SS58 is the cost (100,000 addresses: seconds); a reload mostly brings the same addresses back.
+			if (this.lastIndex) known = new Map(Array.from(this.lastIndex, ([account, address]) => [address, account]));
+			this.indexes.set(addresses, (index = { seen: 0, byAccount: new Map() }));
+		}
 		if (index.seen < addresses.size) {
 			let i = 0;
 			for (const address of addresses) {
 				if (i++ < index.seen) continue;
-				const account = accountHex(address);
+				const account = known?.get(address) ?? accountHex(address);
 				if (account) index.byAccount.set(account, address);
 			}
 			index.seen = addresses.size;
 		}
+		this.lastIndex = index.byAccount;
 		return index.byAccount;
 	}
 
