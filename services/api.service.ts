@@ -844,6 +844,7 @@ const ApiService: GatewaySchema = {
 		this.unavailableWarnedAt = 0;
 		this.payStreams = new PayStreamHub({
 			pollMs: app.config.payPage.eventsPollMs,
+			readMany: async transactionIds => (await this.broker.call("links.payStatuses", { transactionIds })) as StatusPayload[],
 			heartbeatMs: PAY_EVENTS_HEARTBEAT_MS,
 			maxMs: PAY_EVENTS_MAX_MS,
 			// Transient (database, a service restarting): the next wake or poll tries again.

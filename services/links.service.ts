@@ -552,6 +552,42 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 			},
 		},
 
+		/**
+		 * The pay statuses of many checkouts at once, as payStatus answers each: the gateway's
+		 * safety-net poll of its open event streams (lib/pay-page/live.ts), four reads for up to
+		 * 1,000 checkouts. Left out: a checkout that is gone or whose link is, and one whose
+		 * expiry (or its link's, or another pending checkout's of the link) is due: the stream reads
+		 * that one through payStatus, which runs the scoped expiry first. Internal: no route.
+		 */
+		payStatuses: {
+			visibility: "public",
+			params: { $$strict: "remove", transactionIds: { type: "array", max: 1000, items: { type: "string", max: 100 } } },
+			async handler(this: LinksThis, ctx: Ctx<{ transactionIds: string[] }>) {
+				const { models, clock } = appOf(this.broker);
+				const now = clock.now();
+				const ids = ctx.params.transactionIds.filter(isUuid);
+				if (ids.length === 0) return [];
+				const txs = (await models.Transaction.findAll({ where: { id: ids } })).filter(tx => !expiryDue(tx, now));
+				const linkIds = [...new Set(txs.map(tx => tx.paymentLinkId))];
+				if (linkIds.length === 0) return [];
+				const [links, due] = await Promise.all([
+					models.PaymentLink.findAll({ where: { id: linkIds, deletedAt: null } }),
+					models.Transaction.findAll({ where: { paymentLinkId: linkIds, status: "pending", expiresAt: { [Op.lte]: now } }, attributes: ["paymentLinkId"], raw: true }),
+				]);
+				const dueLinks = new Set(due.map(r => r.paymentLinkId));
+				const linkById = new Map(links.filter(l => !expiryDue(l, now) && !dueLinks.has(l.id)).map(l => [l.id, l]));
+				const intentIds = [...linkById.values()].map(l => l.intentId).filter((id): id is string => !!id);
+				const intents = intentIds.length ? await models.PaymentIntent.findAll({ where: { id: intentIds } }) : [];
+				const intentById = new Map(intents.map(i => [i.id, i]));
+				return txs.flatMap(tx => {
+					const link = linkById.get(tx.paymentLinkId);
+					if (!link) return [];
+					const view = transactionView(tx);
+					return [{ linkStatus: link.status, intentStatus: (link.intentId ? intentById.get(link.intentId)?.status : null) ?? null, transaction: view, amountDue: amountDue(view.totalAmount, view.amountReceived) }];
+				});
+			},
+		},
+
 		quote: {
 			rest: "POST /payments/links/:slug/quote",
 			auth: "public",

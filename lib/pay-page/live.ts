@@ -1,9 +1,10 @@
 /**
  * The pay page's open event streams on one gateway node (docs/pay-page.md "Live status"). A stream
  * re-reads its checkout (links.payStatus) only when woken: by `payments.checkouts.changed` naming
- * its checkout or its link (one listener for the node, a map look-up per id), at its checkout's
- * expiry, and by a slow safety-net poll (pollMs, each delay drawn from [pollMs/2, pollMs] so
- * thousands of streams never read at the same instant) for an event that was lost. It writes
+ * its checkout or its link (one listener for the node, a map look-up per id) and at its checkout's
+ * expiry. For an event that was lost, one safety-net poll per node (every pollMs, each delay drawn
+ * from [pollMs/2, pollMs]) reads the statuses of all its open checkouts in a few batched calls
+ * (links.payStatuses, 1,000 checkouts a call), not one read per stream. A stream writes
  * `event: status` only when the payload changed and ends after a final state.
  */
 import type { ServerResponse } from "node:http";
@@ -12,6 +13,8 @@ import { isFinal, payState, type StatusPayload } from "../../web/pay/state";
 export interface PayStreamOptions {
 	/** Safety-net poll (PAY_EVENTS_POLL_MS). */
 	pollMs: number;
+	/** The statuses of many checkouts in one call (links.payStatuses); one left out is read alone. */
+	readMany: (transactionIds: string[]) => Promise<StatusPayload[]>;
 	heartbeatMs: number;
 	/** A stream's life; the browser reconnects. */
 	maxMs: number;
@@ -25,13 +28,16 @@ type StreamPayload = StatusPayload & { transaction: StatusPayload["transaction"]
 
 /** After a pending checkout's window: the read then finds it expired (the scoped expiry runs on read). */
 const EXPIRY_MARGIN_MS = 1_000;
+/** Checkouts per links.payStatuses call: an answer well under a transporter's 1 MB. */
+const POLL_CHUNK = 1_000;
 
 class PayStream {
 	private last = "";
 	private busy = false;
 	private again = false;
 	closed = false;
-	private poll: NodeJS.Timeout | null = null;
+	/** The hub's read sequence when this stream's latest own read started. */
+	readSeq = 0;
 	private expiry: NodeJS.Timeout | null = null;
 	private readonly lifetime: NodeJS.Timeout;
 
@@ -54,7 +60,12 @@ class PayStream {
 		}
 		if (isFinal(payState(s))) return this.close();
 		this.armExpiry(s);
-		this.armPoll();
+	}
+
+	/** A payload of the safety-net poll whose read began at `seq`: stale if a read of our own began since. */
+	offer(s: StatusPayload, seq: number): void {
+		if (this.busy || this.readSeq > seq) return;
+		this.send(s);
 	}
 
 	/** Re-reads now, or once more right after the read in flight (a change during it is not missed). */
@@ -68,22 +79,17 @@ class PayStream {
 		try {
 			do {
 				this.again = false;
+				this.readSeq = this.hub.nextSeq();
 				try {
 					this.send(await this.read());
 				} catch (err) {
+					// The next wake or the safety-net poll tries again.
 					this.hub.opts.onReadError?.(err);
-					this.armPoll();
 				}
 			} while (this.again && !this.closed);
 		} finally {
 			this.busy = false;
 		}
-	}
-
-	private armPoll(): void {
-		if (this.poll) clearTimeout(this.poll);
-		const { pollMs, random = Math.random } = this.hub.opts;
-		this.poll = setTimeout(() => void this.refresh(), Math.round(pollMs * (0.5 + 0.5 * random())));
 	}
 
 	private armExpiry(s: StatusPayload): void {
@@ -97,7 +103,6 @@ class PayStream {
 	close(): void {
 		if (this.closed) return;
 		this.closed = true;
-		if (this.poll) clearTimeout(this.poll);
 		if (this.expiry) clearTimeout(this.expiry);
 		clearTimeout(this.lifetime);
 		this.hub.forget(this);
@@ -110,8 +115,14 @@ export class PayStreamHub {
 	private readonly byLink = new Map<string, Set<PayStream>>();
 	private readonly all = new Set<PayStream>();
 	private heartbeat: NodeJS.Timeout | null = null;
+	private poll: NodeJS.Timeout | null = null;
+	private seq = 0;
 
 	constructor(readonly opts: PayStreamOptions) {}
+
+	nextSeq(): number {
+		return ++this.seq;
+	}
 
 	get size(): number {
 		return this.all.size;
@@ -125,6 +136,7 @@ export class PayStreamHub {
 		add(this.byTransaction, stream.transactionId, stream);
 		if (stream.linkId) add(this.byLink, stream.linkId, stream);
 		if (!this.heartbeat) this.heartbeat = setInterval(() => this.ping(), this.opts.heartbeatMs);
+		if (!this.poll) this.armPoll();
 		res.write("retry: 2000\n\n");
 		stream.send(first);
 		return () => stream.close();
@@ -155,9 +167,43 @@ export class PayStreamHub {
 		this.all.delete(stream);
 		remove(this.byTransaction, stream.transactionId, stream);
 		if (stream.linkId) remove(this.byLink, stream.linkId, stream);
-		if (this.all.size === 0 && this.heartbeat) {
-			clearInterval(this.heartbeat);
-			this.heartbeat = null;
+		if (this.all.size > 0) return;
+		if (this.heartbeat) clearInterval(this.heartbeat);
+		if (this.poll) clearTimeout(this.poll);
+		this.heartbeat = this.poll = null;
+	}
+
+	private armPoll(): void {
+		const { pollMs, random = Math.random } = this.opts;
+		this.poll = setTimeout(() => void this.pollAll(), Math.round(pollMs * (0.5 + 0.5 * random())));
+	}
+
+	/** The safety net: every open checkout's status in batched reads; a changed one is written. */
+	private async pollAll(): Promise<void> {
+		// Cleared first: a stream opened during the poll arms the next one, and the end does not arm a second.
+		this.poll = null;
+		const seq = this.seq;
+		const ids = [...this.byTransaction.keys()];
+		try {
+			for (let i = 0; i < ids.length; i += POLL_CHUNK) {
+				const chunk = ids.slice(i, i + POLL_CHUNK);
+				let got: StatusPayload[];
+				try {
+					got = await this.opts.readMany(chunk);
+				} catch (err) {
+					this.opts.onReadError?.(err);
+					continue;
+				}
+				const answered = new Set<string>();
+				for (const p of got) {
+					answered.add(p.transaction.id);
+					for (const s of [...(this.byTransaction.get(p.transaction.id) ?? [])]) s.offer(p, seq);
+				}
+				// Left out (its expiry is due, its link is gone): read alone, as a stream opens.
+				for (const id of chunk) if (!answered.has(id)) for (const s of [...(this.byTransaction.get(id) ?? [])]) void s.refresh();
+			}
+		} finally {
+			if (this.all.size > 0 && !this.poll) this.armPoll();
 		}
 	}
 

@@ -2,7 +2,8 @@
  * The pay page's event stream is woken by `payments.checkouts.changed` (broadcast after a checkout,
  * link or intent change commits), not by a read per stream per second: with the safety-net poll
  * set to 10 minutes, a detection and credits reach the open stream at once. A change that
- * announces nothing (the lost event) is caught by the poll of a node whose poll is short.
+ * announces nothing (the lost event) is caught by the batched poll (links.payStatuses) of a node
+ * whose poll is short.
  */
 import { openSse, SseStream } from "../helpers/sse";
 import { TestNode, startNode } from "../helpers/harness";
@@ -96,6 +97,10 @@ describe("pay page event streams woken by checkout changes", () => {
 		await node.app.models.Transaction.update({ amountReceived: "0.1" }, { where: { id: c.txId }, hooks: false });
 		const seen = await onPolling.next(e => e.data.transaction.amountReceived === "0.1");
 		expect(seen.data.amountDue).toBe("0.4");
+		// The poll's batched read answers exactly what payStatus answers (the stream's payload).
+		const single = await node.broker.call("links.payStatus", { slug: c.slug, transactionId: c.txId });
+		expect(await node.broker.call("links.payStatuses", { transactionIds: [c.txId, "not-a-uuid"] })).toEqual([single]);
+		expect(seen.data).toEqual(JSON.parse(JSON.stringify(single)));
 		// A credit on `node` is heard only by `node`'s own streams (no transporter between them): the other node's poll shows it.
 		await node.broker.call("transactions.credit", { ...transfer(c.address, "0xlive3", "0.1") });
 		await onPolling.next(e => e.data.transaction.amountReceived === "0.2");

@@ -1,7 +1,8 @@
 /**
  * PayStreamHub: a change re-reads only the streams of the checkouts and links it names (one map
  * look-up per id, each stream once), a final state ends its stream and forgets it, and the
- * safety-net poll's delays fall in [pollMs/2, pollMs].
+ * node's one safety-net poll (delays in [pollMs/2, pollMs]) reads every open checkout in one
+ * batched call, writes what changed and reads alone a checkout the batch left out.
  */
 import { PassThrough } from "node:stream";
 import type { ServerResponse } from "node:http";
@@ -32,7 +33,7 @@ describe("PayStreamHub", () => {
 	afterEach(() => hub?.closeAll());
 
 	it("wakes only the streams named by checkout or link, each once", async () => {
-		hub = new PayStreamHub({ pollMs: 600_000, heartbeatMs: 600_000, maxMs: 600_000 });
+		hub = new PayStreamHub({ pollMs: 600_000, heartbeatMs: 600_000, maxMs: 600_000, readMany: async () => [] });
 		const reads = { a: 0, b: 0, c: 0 };
 		const state: Record<string, StatusPayload> = { a: payload("tx-a", "link-1"), b: payload("tx-b", "link-1"), c: payload("tx-c", "link-2") };
 		const res: Record<string, ReturnType<typeof response>> = {};
@@ -72,7 +73,7 @@ describe("PayStreamHub", () => {
 	});
 
 	it("reads again after a read in flight when woken meanwhile", async () => {
-		hub = new PayStreamHub({ pollMs: 600_000, heartbeatMs: 600_000, maxMs: 600_000 });
+		hub = new PayStreamHub({ pollMs: 600_000, heartbeatMs: 600_000, maxMs: 600_000, readMany: async () => [] });
 		let reads = 0;
 		let release: () => void = () => undefined;
 		hub.open(response(), payload("tx", "l"), () => {
@@ -92,27 +93,62 @@ describe("PayStreamHub", () => {
 		expect(reads).toBe(2);
 	});
 
-	it("draws each safety-net delay from [pollMs/2, pollMs]", async () => {
+	it("polls every open checkout in one batched read per node, every [pollMs/2, pollMs]", async () => {
 		jest.useFakeTimers();
 		try {
 			for (const [r, due] of [
 				[0, 500],
 				[0.999, 1000],
 			] as const) {
-				hub = new PayStreamHub({ pollMs: 1000, heartbeatMs: 600_000, maxMs: 600_000, random: () => r });
-				let reads = 0;
-				hub.open(response(), payload("tx", "l"), async () => {
-					reads++;
-					return payload("tx", "l");
+				const batches: string[][] = [];
+				const state: Record<string, StatusPayload> = { "tx-1": payload("tx-1", "l"), "tx-2": payload("tx-2", "l") };
+				const single: string[] = [];
+				hub = new PayStreamHub({
+					pollMs: 1000,
+					heartbeatMs: 600_000,
+					maxMs: 600_000,
+					random: () => r,
+					// tx-2 is left out of the batch (as an expiry due is): it is read alone.
+					readMany: async ids => {
+						batches.push(ids);
+						return ids.filter(id => id !== "tx-2").map(id => state[id]);
+					},
 				});
+				const res1 = response();
+				hub.open(res1, state["tx-1"], async () => state["tx-1"]);
+				hub.open(response(), state["tx-2"], async () => {
+					single.push("tx-2");
+					return state["tx-2"];
+				});
+				state["tx-1"] = payload("tx-1", "l", "pending", "0.5");
 				jest.advanceTimersByTime(due - 2);
-				expect(reads).toBe(0);
+				expect(batches).toEqual([]);
 				jest.advanceTimersByTime(2);
-				expect(reads).toBe(1);
+				await jest.advanceTimersByTimeAsync(0);
+				expect(batches).toEqual([["tx-1", "tx-2"]]);
+				expect(single).toEqual(["tx-2"]);
+				// The batch's newer payload was written.
+				expect(res1.text()).toContain(`data: ${JSON.stringify(state["tx-1"])}\n\n`);
 				hub.closeAll();
 			}
 		} finally {
 			jest.useRealTimers();
 		}
+	});
+
+	it("does not write a batch's payload over a read of the stream's own that began after it", async () => {
+		let answer: (p: StatusPayload[]) => void = () => undefined;
+		hub = new PayStreamHub({ pollMs: 1, heartbeatMs: 600_000, maxMs: 600_000, random: () => 0, readMany: () => new Promise(r => (answer = r)) });
+		const res = response();
+		const current = payload("tx", "l", "pending", "0.2");
+		hub.open(res, payload("tx", "l"), async () => current);
+		await new Promise(r => setTimeout(r, 20));
+		// The poll is in flight; a change is heard and read (newer than what the poll read).
+		hub.wake({ transactionIds: ["tx"] });
+		await tick();
+		answer([payload("tx", "l", "pending", "0.1")]);
+		await tick();
+		expect(res.text()).toContain('"amountReceived":"0.2"');
+		expect(res.text()).not.toContain('"amountReceived":"0.1"');
 	});
 });
