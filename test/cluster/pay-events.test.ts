@@ -29,7 +29,7 @@ describe("pay page streams on two gateway nodes", () => {
 			await gw.broker.waitForServices(["links", "transactions", "intents", "organizations"], 30_000, 100);
 			// The gateway builds routes from remote services shortly after it learns of them.
 			const deadline = Date.now() + 30_000;
-			while ((await gw.http("GET", "/payment_intents")).status === 404 && Date.now() < deadline) await new Promise(r => setTimeout(r, 100));
+			while ((await gw.http("GET", "/payments/networks")).status !== 200 && Date.now() < deadline) await new Promise(r => setTimeout(r, 100));
 		}
 		// The core must know both gateways' event subscriptions before it broadcasts.
 		const deadline = Date.now() + 30_000;
