@@ -26,7 +26,7 @@ import { canTransition, transition, tryTransition } from "./intent-state";
 import { canSettleLink, effectiveLinkStatus } from "./link-state";
 import { recordRecredit, restoreCheckout } from "./reversals";
 import { applyCredit, assertSimulatable } from "./settlement";
-import { Effects, forUpdate, HeldCheckouts, inTransaction, isUniqueViolation, lapseCheckouts, LockedPayment, recordIntentEvent, withPaymentLocked } from "./store";
+import { DeferredWrites, Effects, forUpdate, HeldCheckouts, inSlices, inTransaction, isUniqueViolation, lapseCheckouts, LockedPayment, recordIntentEvent, withPaymentLocked } from "./store";
 import { transactionView } from "./views";
 
 export interface CreditParams {
@@ -107,9 +107,11 @@ async function applyLockedCredit(
 	network: NetworkView,
 	token: TokenView,
 	prior: TransactionCredit | null,
-	opts: { inserted?: boolean; held?: HeldCheckouts; known?: KnownDetections } = {},
+	opts: { inserted?: boolean; held?: HeldCheckouts; known?: KnownDetections; writes?: DeferredWrites } = {},
 ): Promise<Applied> {
 	const { models, clock } = app;
+	// The checkout's, intent's and link's row changes: saved now, or (a batch) all at its end.
+	const persist = async (row: Transaction | PaymentIntent | PaymentLink) => (opts.writes ? opts.writes.add(row) : void (await row.save({ transaction: t })));
 	const now = clock.now();
 	const simulated = p.simulated === true;
 	// Soft-deleted links still settle their transactions.
@@ -151,7 +153,7 @@ async function applyLockedCredit(
 	if (out.confirmed) tx.confirmedAt = now;
 	if (out.settled) tx.completedAt = now;
 	tx.updatedAt = now;
-	await tx.save({ transaction: t });
+	await persist(tx);
 
 	const currency = token.symbol.toLowerCase();
 	if (intent && (out.settled || out.firstFunds)) {
@@ -161,14 +163,14 @@ async function applyLockedCredit(
 			if (out.settled) intent.succeededAt = now;
 			intent.latestTransactionId = tx.id;
 			intent.updatedAt = now;
-			await intent.save({ transaction: t });
+			await persist(intent);
 			if (tr?.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, currency);
 		}
 	}
 	if (out.settled) {
 		link.status = "completed";
 		link.updatedAt = now;
-		await link.save({ transaction: t });
+		await persist(link);
 		// Single use: the link's other checkouts end.
 		await lapseCheckouts(models, t, { paymentLinkId: link.id, excludeId: tx.id }, now, opts.held);
 		const event: TransactionCompletedEvent = {
@@ -296,9 +298,7 @@ export async function creditTransfers(app: App, broker: ServiceBroker, logger: L
 		if (!address) return void (results[index] = { credited: false, duplicate: false, reason: "unknownAddress" });
 		addressed.push({ index, address });
 	});
-	const deposits = addressed.length
-		? await models.DepositAddress.findAll({ where: { networkId: network.id, address: { [Op.in]: [...new Set(addressed.map(a => a.address))] } }, attributes: ["address", "transactionId"], raw: true })
-		: [];
+	const deposits = await inSlices([...new Set(addressed.map(a => a.address))], slice => models.DepositAddress.findAll({ where: { networkId: network.id, address: { [Op.in]: slice } }, attributes: ["address", "transactionId"], raw: true }));
 	const depositOf = new Map(deposits.map(d => [d.address, d.transactionId]));
 	const batch: Pending[] = [];
 	// Run alone after the batch: repeats of a transfer earlier in the batch (answered duplicate there).
@@ -373,10 +373,11 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					for (const tx of txs.values()) if ((tx.intentId ?? null) !== intentOf.get(tx.id)) throw new BatchLockOrderMoved();
 					// The links' other pending checkouts, which a settling credit lapses (lapseCheckouts): locked
 					// after the transactions, as the single path locks them; no checkout opens meanwhile (the links are locked).
-					const siblings = linkIds.length ? await models.Transaction.findAll({ where: { paymentLinkId: { [Op.in]: linkIds }, status: "pending", id: { [Op.notIn]: [...txs.keys()] } }, order: [["id", "ASC"]], ...forUpdate(t) }) : [];
-					const held: HeldCheckouts = { byId: new Map([...txs, ...siblings.map(s => [s.id, s] as const)]), links: new Set(linkIds) };
+					const siblings = (await inSlices(linkIds, slice => models.Transaction.findAll({ where: { paymentLinkId: { [Op.in]: slice }, status: "pending" }, order: [["id", "ASC"]], ...forUpdate(t) }))).filter(s => !txs.has(s.id));
+					const writes = new DeferredWrites();
+					const held: HeldCheckouts = { byId: new Map([...txs, ...siblings.map(s => [s.id, s] as const)]), links: new Set(linkIds), writes };
 					// Plain read under the checkouts' locks (as the single path's).
-					const priors = await models.TransactionCredit.findAll({ where: { networkId: network.id, txHash: { [Op.in]: [...new Set(batch.map(b => b.p.txHash))] } }, transaction: t });
+					const priors = await inSlices([...new Set(batch.map(b => b.p.txHash))], slice => models.TransactionCredit.findAll({ where: { networkId: network.id, txHash: { [Op.in]: slice } }, transaction: t }));
 					const priorOf = new Map(priors.map(c => [keyOf(c), c]));
 
 					const alone: Pending[] = [];
@@ -410,9 +411,11 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					const done: Array<[Pending, Applied]> = [];
 					for (const r of run) {
 						const once = inserted.has(r.item);
-						const applied = await applyLockedCredit(app, t, effects, r.rows, r.item.p, network, tokens.get(r.item.p.tokenId)!, r.prior, { inserted: once, held, ...(once ? { known } : {}) });
+						const applied = await applyLockedCredit(app, t, effects, r.rows, r.item.p, network, tokens.get(r.item.p.tokenId)!, r.prior, { inserted: once, held, writes, ...(once ? { known } : {}) });
 						done.push([r.item, applied]);
 					}
+					// The checkouts, intents and links, one statement per table (nothing above read them again after their locks).
+					await writes.flush(t);
 					return { done, alone };
 				},
 				{ retryOn: isAccountRace },

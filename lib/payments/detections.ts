@@ -24,7 +24,7 @@ import type { NetworkView, TokenView } from "../networks/view";
 import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
 import type { PaymentDetection, Transaction } from "../../models/transaction.model";
-import { Effects, forUpdate, moveIntent, withPaymentLocked } from "./store";
+import { Effects, forUpdate, inSlices, moveIntent, withPaymentLocked } from "./store";
 
 export interface DetectionKey {
 	networkId: string;
@@ -87,16 +87,18 @@ export class KnownDetections {
 	static async load(models: Models, t: DbTx, transactionIds: string[]): Promise<KnownDetections> {
 		if (transactionIds.length === 0) return new KnownDetections(new Map(), new Map());
 		// Plain reads under the checkouts' locks (as refreshSummary's: no gap locks).
-		const rows = await models.PaymentDetection.findAll({ where: { transactionId: { [Op.in]: transactionIds }, status: "confirming" }, order: [["id", "ASC"]], transaction: t });
+		const rows = await inSlices(transactionIds, slice => models.PaymentDetection.findAll({ where: { transactionId: { [Op.in]: slice }, status: "confirming" }, order: [["id", "ASC"]], transaction: t }));
 		const confirming = new Map<string, PaymentDetection[]>();
 		for (const row of rows) confirming.set(row.transactionId, [...(confirming.get(row.transactionId) ?? []), row]);
-		const mins = (await models.TransactionCredit.findAll({
-			attributes: ["transactionId", [fn("MIN", col("confirmations")), "least"]],
-			where: { transactionId: { [Op.in]: transactionIds }, counted: true, reversedAt: null, confirmations: { [Op.ne]: null } },
-			group: ["transactionId"],
-			raw: true,
-			transaction: t,
-		})) as unknown as Array<{ transactionId: string; least: number | string | null }>;
+		const mins = (await inSlices(transactionIds, slice =>
+			models.TransactionCredit.findAll({
+				attributes: ["transactionId", [fn("MIN", col("confirmations")), "least"]],
+				where: { transactionId: { [Op.in]: slice }, counted: true, reversedAt: null, confirmations: { [Op.ne]: null } },
+				group: ["transactionId"],
+				raw: true,
+				transaction: t,
+			}),
+		)) as unknown as Array<{ transactionId: string; least: number | string | null }>;
 		return new KnownDetections(confirming, new Map(mins.map(m => [m.transactionId, m.least === null ? null : Number(m.least)])));
 	}
 
@@ -271,7 +273,7 @@ export async function detectTransfers(app: App, broker: ServiceBroker, network: 
 	const normalize = addressNormalizer(network);
 	const addresses = items.map(p => normalize(p.toAddress));
 	const wanted = [...new Set(addresses.filter((a): a is string => !!a))];
-	const deposits = wanted.length ? await models.DepositAddress.findAll({ where: { networkId: network.id, address: { [Op.in]: wanted } }, attributes: ["address", "transactionId"], raw: true }) : [];
+	const deposits = await inSlices(wanted, slice => models.DepositAddress.findAll({ where: { networkId: network.id, address: { [Op.in]: slice } }, attributes: ["address", "transactionId"], raw: true }));
 	const depositOf = new Map(deposits.map(d => [d.address, d.transactionId]));
 	const txIds = [...new Set(deposits.map(d => d.transactionId))];
 	const txs = txIds.length ? await models.Transaction.findAll({ where: { id: { [Op.in]: txIds } }, attributes: ["id", "payerTokenId"], raw: true }) : [];

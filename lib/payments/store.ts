@@ -14,7 +14,7 @@
  * - Expiry is evaluated by a periodic sweep and again, scoped to the row, before every read.
  */
 import type { ServiceBroker } from "moleculer";
-import { Op, Sequelize, Transaction as DbTx, WhereOptions } from "sequelize";
+import { Model, ModelStatic, Op, Sequelize, Transaction as DbTx, WhereOptions } from "sequelize";
 import type { App } from "../app";
 import { chainParamsFor, codecFor } from "../chains";
 import { loadOrCreateSeed, seedFingerprint } from "../chains/seed";
@@ -57,6 +57,19 @@ export { inTransaction, isLockConflict };
  */
 export function isAllocationConflict(err: unknown): boolean {
 	return (err as { name?: string })?.name === "SequelizeUniqueConstraintError" && !isUniqueViolation(err, "idempotency_keys");
+}
+
+/**
+ * Values of an `IN (…)` on a secondary index per statement: MySQL estimates a list of 200 or more
+ * (eq_range_index_dive_limit) from index statistics, which may be stale after bulk loads, and can
+ * then choose a full scan: with FOR UPDATE that locks the whole table.
+ */
+const IN_SLICE = 100;
+
+export async function inSlices<T>(values: readonly string[], query: (slice: string[]) => Promise<T[]>): Promise<T[]> {
+	const out: T[] = [];
+	for (let i = 0; i < values.length; i += IN_SLICE) out.push(...(await query(values.slice(i, i + IN_SLICE))));
+	return out;
 }
 
 export const forUpdate = (t: DbTx) => ({ transaction: t, lock: t.LOCK.UPDATE });
@@ -244,6 +257,43 @@ export async function countOpenCheckouts(models: Models, paymentLinkId: string, 
 export interface HeldCheckouts {
 	byId: ReadonlyMap<string, Transaction>;
 	links: ReadonlySet<string>;
+	/** Where the lapsed rows' changes go (written at the batch's end); unset: saved at once. */
+	writes?: DeferredWrites;
+}
+
+/**
+ * Row changes a credit batch writes once at its end, one multi-row INSERT … ON DUPLICATE KEY
+ * UPDATE (SQLite: ON CONFLICT DO UPDATE) per table, of the columns any of them changed, instead of
+ * one UPDATE per row and per credit. Only for rows the batch holds locked and read in full, and
+ * whose table it does not read again before the end (lib/payments/credits.ts).
+ */
+export class DeferredWrites {
+	private readonly rows = new Set<Model>();
+
+	add(row: Model): void {
+		this.rows.add(row);
+	}
+
+	async flush(t: DbTx): Promise<void> {
+		const byModel = new Map<ModelStatic<Model>, Model[]>();
+		for (const row of this.rows) {
+			const model = row.constructor as ModelStatic<Model>;
+			byModel.set(model, [...(byModel.get(model) ?? []), row]);
+		}
+		this.rows.clear();
+		for (const [model, rows] of byModel) {
+			const fields = new Set<string>();
+			for (const row of rows) {
+				const changed = row.changed();
+				if (Array.isArray(changed)) for (const f of changed) fields.add(f);
+			}
+			if (fields.size === 0) continue;
+			await model.bulkCreate(
+				rows.map(r => r.get({ plain: true })),
+				{ transaction: t, updateOnDuplicate: [...fields] as never, validate: false },
+			);
+		}
+	}
 }
 
 /**
@@ -264,7 +314,8 @@ export async function lapseCheckouts(models: Models, t: DbTx, where: { paymentLi
 	for (const row of rows) {
 		row.status = lapsedStatus(row.amountReceived);
 		row.updatedAt = now;
-		await row.save({ transaction: t });
+		if (held?.writes) held.writes.add(row);
+		else await row.save({ transaction: t });
 	}
 }
 

@@ -156,7 +156,7 @@ const REPORT_CONCURRENCY = 16;
  * Items a detectBatch / creditBatch call carries: about 300 bytes each asked and 1.5 kB answered
  * (the checkout's view), so a call stays well under a transporter's 1 MB message limit.
  */
-const REPORT_CALL_ITEMS = 250;
+const REPORT_CALL_ITEMS = 200;
 /** Batch calls of one page at once (their DB transactions run side by side on MySQL). */
 const REPORT_CALLS = 2;
 /**
