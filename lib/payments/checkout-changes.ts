@@ -73,9 +73,19 @@ export function announceCheckoutChanges(broker: ServiceBroker, models: Pick<Mode
 	const announcer = new CheckoutChangeAnnouncer(broker);
 	const saved = (model: Hookable, kind: "tx" | "link", idOf: (row: any) => unknown) =>
 		model.addHook("afterSave", (row: any, options: { transaction?: DbTx | null }) => announcer.note(kind, idOf(row), options?.transaction));
-	saved(models.Transaction as unknown as Hookable, "tx", row => row.id);
-	saved(models.PaymentLink as unknown as Hookable, "link", row => row.id);
-	saved(models.PaymentIntent as unknown as Hookable, "link", row => row.paymentLinkId);
+	// Multi-row writes: a credit batch writes its checkouts, links and intents in one upsert each (DeferredWrites, lib/payments/store.ts).
+	const bulk = (model: Hookable, kind: "tx" | "link", idOf: (row: any) => unknown) =>
+		model.addHook("afterBulkCreate", (rows: any[], options: { transaction?: DbTx | null }) => {
+			for (const row of rows ?? []) announcer.note(kind, idOf(row), options?.transaction);
+		});
+	for (const [model, kind, idOf] of [
+		[models.Transaction, "tx", (row: any) => row.id],
+		[models.PaymentLink, "link", (row: any) => row.id],
+		[models.PaymentIntent, "link", (row: any) => row.paymentLinkId],
+	] as const) {
+		saved(model as unknown as Hookable, kind, idOf);
+		bulk(model as unknown as Hookable, kind, idOf);
+	}
 	// Bulk updates name their rows only by their filter: a link's checkouts, or checkouts by id.
 	(models.Transaction as unknown as Hookable).addHook("afterBulkUpdate", (options: { where?: Record<string, unknown>; transaction?: DbTx | null }) => {
 		const where = options?.where ?? {};

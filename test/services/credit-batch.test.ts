@@ -6,6 +6,7 @@
  * a batch whose DB transaction fails is credited item by item.
  */
 import { TestNode } from "../helpers/harness";
+import { until } from "../helpers/until";
 import { createMerchant, IDS, intentBody, Merchant, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
 import type { BatchCreditResult, BatchDetectResult, CreditResult } from "../../services/transactions.service";
 
@@ -82,6 +83,8 @@ describe("credits and detections in batches", () => {
 		// Checkout i: a partial transfer (logIndex 0) then the rest (logIndex 1) for even i; one full transfer for odd i.
 		const plan = (c: Checkout, i: number, h: string) =>
 			i % 2 === 0 ? [item(c, { txHash: h, logIndex: 0, amount: "0.2" }), item(c, { txHash: h, logIndex: 1, amount: "0.3" })] : [item(c, { txHash: h, amount: "0.5" })];
+		const announced = new Set<string>();
+		node.broker.createService({ name: `changes-spy-${Date.now()}`, events: { "payments.checkouts.changed"(ctx: { params: { transactionIds: string[] } }) { for (const id of ctx.params.transactionIds) announced.add(id); } } });
 		const hb = batched.map(() => hash());
 		const hs = single.map(() => hash());
 		const items = batched.flatMap((c, i) => plan(c, i, hb[i]));
@@ -98,6 +101,8 @@ describe("credits and detections in batches", () => {
 			expect(answers[k - 1]).toMatchObject({ credited: true, duplicate: false, transaction: { status: "completed", amountReceived: "0.5" } });
 			expect(await snapshot(c, [hb[i]])).toEqual(await snapshot(single[i], [hs[i]]));
 		}
+		// The pay page hears the batch's checkouts changed (its rows are written by one multi-row upsert).
+		await until("the batch's checkouts announced", () => batched.every(c => announced.has(c.txId)), 20_000);
 		const before = await Promise.all(batched.map((c, i) => snapshot(c, [hb[i]])));
 		const again = await creditBatch(items);
 		expect(again.map(r => ("reason" in r ? r.reason : r))).toEqual(items.map(() => "duplicate"));
