@@ -22,15 +22,17 @@ import { uuid } from "../lib/ids";
 import type { AuthMeta } from "../lib/meta";
 import { countMetric, METRIC, observeMetric, setGauge, startCounters, WEBHOOK_OUTCOMES } from "../lib/metrics";
 import { TtlCache } from "../lib/ttl-cache";
-import type { WebhooksConfig } from "../lib/webhooks/config";
+import { READY_PER_SLOT, WebhooksConfig } from "../lib/webhooks/config";
 import {
 	AttemptOutcome,
+	ClaimedDelivery,
 	claimDue,
 	enqueue,
 	prune,
 	receives,
 	recordOutcomes,
 	relayOutbox,
+	releaseClaimed,
 	releaseUnsent,
 	requeueEnded,
 	takeOverExpired,
@@ -41,7 +43,6 @@ import { deliveriesWithAttempts, failedDeliveries, outboxBacklog, SUPPORT_DELIVE
 import { SUPPORT_ID } from "../lib/support/params";
 import { signWebhookBody, verifyWebhookSignature } from "../lib/webhooks/signature";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
-import type { WebhookDelivery } from "../models/webhook-delivery.model";
 import type { WebhookLog } from "../models/webhook-log.model";
 
 registerTranslations("es", {
@@ -54,6 +55,7 @@ const URL_NOT_CONFIGURED = "Webhook URL not configured for this API key";
 const RELAY_BATCH = 500;
 /** Outcomes waiting to be written above which no new attempt starts (memory stays bounded when the DB is slow). */
 const MAX_PENDING_OUTCOMES = 500;
+
 const TARGET_CACHE_MS = 30_000;
 const SECRET_CACHE_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -80,6 +82,13 @@ interface WebhooksVars {
 	fullRound: boolean;
 	inFlight: Set<Promise<void>>;
 	inFlightByKey: Map<number, number>;
+	/** Claimed attempts not started yet (FIFO), and how many per key. */
+	ready: ClaimedDelivery[];
+	readyByKey: Map<number, number>;
+	/** The last claim found fewer due rows than it asked for: claim again on a full round only. */
+	exhausted: boolean;
+	/** Releases of claimed attempts not sent (stop, lease too short), until written. */
+	chores: Set<Promise<unknown>>;
 	pending: AttemptOutcome[];
 	flushing: Promise<void> | null;
 	targets: TtlCache<number, WebhookTarget | null>;
@@ -92,9 +101,13 @@ interface WebhooksMethods extends OrgScopeMethods {
 	loopFailed(what: string, err: unknown, job: string): void;
 	kick(full?: boolean): void;
 	round(full: boolean): Promise<void>;
-	start(delivery: WebhookDelivery): void;
-	attempt(delivery: WebhookDelivery): Promise<AttemptOutcome>;
-	unsent(delivery: WebhookDelivery, err: unknown): Promise<void>;
+	claimRoom(full: boolean): { slots: number; freeByKey: Map<number, number>; keyCap: number } | null;
+	pump(): void;
+	unready(key: number): void;
+	release(rows: ClaimedDelivery[], retryAt: Date): Promise<unknown>;
+	start(delivery: ClaimedDelivery): void;
+	attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome>;
+	unsent(delivery: ClaimedDelivery, err: unknown): Promise<void>;
 	flushOutcomes(): Promise<void>;
 	record(outcomes: AttemptOutcome[]): Promise<void>;
 	refreshBacklog(): Promise<void>;
@@ -102,7 +115,7 @@ interface WebhooksMethods extends OrgScopeMethods {
 	targetsOf(ids: number[]): Promise<Map<number, WebhookTarget>>;
 	secretOf(keyId: number): Promise<string>;
 	ownTarget(ctx: Ctx<any>, apiKeyId: number): Promise<WebhookTarget & { webhookUrl: string }>;
-	sendNow(delivery: WebhookDelivery): Promise<AttemptOutcome | null>;
+	sendNow(delivery: { id: string }): Promise<AttemptOutcome | null>;
 	redispatchInbound(): Promise<void>;
 }
 
@@ -422,7 +435,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 				});
 		},
 
-		/** (Full: relay the outbox, take over interrupted attempts,) start due attempts within the limits. */
+		/** (Full: relay the outbox, take over interrupted attempts,) claim due attempts in batches and start them. */
 		async round(this: WebhooksThis, full: boolean) {
 			const app = appOf(this.broker);
 			const targetsOf = (ids: number[]) => this.targetsOf(ids);
@@ -431,19 +444,92 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			if (interrupted.length) {
 				await this.record(interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })));
 			}
+			if (full) this.exhausted = false;
 			while (!this.stopping && this.pending.length < MAX_PENDING_OUTCOMES) {
-				const slots = this.cfg.concurrency - this.inFlight.size;
-				if (slots <= 0) return;
-				const freeByKey = new Map<number, number>();
-				for (const [key, n] of this.inFlightByKey) freeByKey.set(key, this.cfg.concurrencyPerEndpoint - n);
-				const claimed = await claimDue(app, this.cfg, this.owner, { slots, freeByKey, perEndpoint: this.cfg.concurrencyPerEndpoint });
-				for (const delivery of claimed) this.start(delivery);
-				if (claimed.length < slots) return;
+				const room = this.claimRoom(full);
+				if (!room) return;
+				const claimed = await claimDue(app, this.cfg, this.owner, { slots: room.slots, freeByKey: room.freeByKey, perEndpoint: room.keyCap });
+				for (const delivery of claimed) {
+					this.ready.push(delivery);
+					this.readyByKey.set(delivery.apiKeyId, (this.readyByKey.get(delivery.apiKeyId) ?? 0) + 1);
+				}
+				this.pump();
+				if (claimed.length < room.slots) {
+					this.exhausted = true;
+					return;
+				}
+				full = false;
 			}
 		},
 
-		start(this: WebhooksThis, delivery: WebhookDelivery) {
-			const key = Number(delivery.apiKeyId);
+		/**
+		 * How much to claim now, or null for no claim. A node holds (in flight + ready) at most
+		 * `concurrencyPerEndpoint` × (1 + READY_PER_SLOT) attempts of one key and
+		 * `concurrency` × (1 + READY_PER_SLOT) in all. Outside a full round it claims only when the
+		 * ready attempts ran low (under half of what one key may hold) and the last claim did not
+		 * come back short: a finished attempt does not cost a claim query of its own.
+		 */
+		claimRoom(this: WebhooksThis, full: boolean) {
+			const keyCap = this.cfg.concurrencyPerEndpoint * (1 + READY_PER_SLOT);
+			const globalCap = this.cfg.concurrency * (1 + READY_PER_SLOT);
+			const held = this.inFlight.size + this.ready.length;
+			const slots = globalCap - held;
+			if (slots <= 0) return null;
+			if (!full && (this.exhausted || this.ready.length >= Math.ceil(Math.min(keyCap, globalCap) / 2))) return null;
+			const freeByKey = new Map<number, number>();
+			for (const [key, n] of this.inFlightByKey) freeByKey.set(key, keyCap - n);
+			for (const [key, n] of this.readyByKey) freeByKey.set(key, (freeByKey.get(key) ?? keyCap) - n);
+			return { slots, freeByKey, keyCap };
+		},
+
+		/**
+		 * Starts ready attempts while slots are free (all endpoints, and per endpoint). An attempt
+		 * starts only while its lease leaves the whole timeout plus a margin for recording it, so
+		 * no other node can take it over mid-send; one that waited too long is released unsent.
+		 */
+		pump(this: WebhooksThis) {
+			if (this.ready.length === 0) return;
+			const now = appOf(this.broker).clock.now().getTime();
+			const margin = Math.min(5_000, (this.cfg.leaseMs - this.cfg.timeoutMs) / 2);
+			const stale: ClaimedDelivery[] = [];
+			const keep: ClaimedDelivery[] = [];
+			for (const delivery of this.ready) {
+				const key = delivery.apiKeyId;
+				if (delivery.leaseUntil.getTime() - now < this.cfg.timeoutMs + margin) {
+					stale.push(delivery);
+					this.unready(key);
+				} else if (this.stopping || this.inFlight.size >= this.cfg.concurrency || (this.inFlightByKey.get(key) ?? 0) >= this.cfg.concurrencyPerEndpoint) {
+					keep.push(delivery);
+				} else {
+					this.unready(key);
+					this.start(delivery);
+				}
+			}
+			this.ready = keep;
+			if (stale.length) void this.release(stale, new Date(now));
+		},
+
+		/** Gives claimed, unsent attempts back (due at `retryAt`, uncounted); tracked until written. */
+		release(this: WebhooksThis, rows: ClaimedDelivery[], retryAt: Date) {
+			const job = releaseClaimed(appOf(this.broker), rows, retryAt)
+				.catch(err => this.loopFailed(`Releasing ${rows.length} claimed webhook attempt(s) failed:`, err, "release"))
+				.finally(() => {
+					this.chores.delete(job);
+					this.kick(false);
+				});
+			this.chores.add(job);
+			return job;
+		},
+
+		/** One ready attempt of `key` fewer. */
+		unready(this: WebhooksThis, key: number) {
+			const left = (this.readyByKey.get(key) ?? 1) - 1;
+			if (left <= 0) this.readyByKey.delete(key);
+			else this.readyByKey.set(key, left);
+		},
+
+		start(this: WebhooksThis, delivery: ClaimedDelivery) {
+			const key = delivery.apiKeyId;
 			this.inFlightByKey.set(key, (this.inFlightByKey.get(key) ?? 0) + 1);
 			// The slot is free once the HTTP attempt ended; its outcome is written in the background,
 			// batched with others (the row stays `sending`, so nobody takes it meanwhile).
@@ -463,13 +549,14 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 					if (left <= 0) this.inFlightByKey.delete(key);
 					else this.inFlightByKey.set(key, left);
 					this.inFlight.delete(run);
+					this.pump();
 					this.kick(false);
 				});
 			this.inFlight.add(run);
 		},
 
 		/** One HTTP attempt to the key's current URL, signed with its secret. Never throws for the endpoint's faults. */
-		async attempt(this: WebhooksThis, delivery: WebhookDelivery): Promise<AttemptOutcome> {
+		async attempt(this: WebhooksThis, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
 			const keyId = Number(delivery.apiKeyId);
 			const target = (await this.targetsOf([keyId])).get(keyId);
 			if (!receives(target) || target.organizationId !== delivery.organizationId) {
@@ -493,7 +580,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		 * node restarting. Nothing was sent, so the claim is undone without counting an attempt
 		 * (lib/webhooks/queue.ts releaseUnsent); it is due again in a few seconds.
 		 */
-		async unsent(this: WebhooksThis, delivery: WebhookDelivery, err: unknown) {
+		async unsent(this: WebhooksThis, delivery: ClaimedDelivery, err: unknown) {
 			const app = appOf(this.broker);
 			if (!this.unsentSince) {
 				this.unsentSince = app.clock.now();
@@ -529,8 +616,8 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		async idle(this: WebhooksThis) {
 			this.kick();
 			for (;;) {
-				const busy = [this.running, this.flushing, ...this.inFlight].filter(Boolean) as Array<Promise<unknown>>;
-				if (busy.length === 0 && !this.again && this.pending.length === 0) return;
+				const busy = [this.running, this.flushing, ...this.inFlight, ...this.chores].filter(Boolean) as Array<Promise<unknown>>;
+				if (busy.length === 0 && !this.again && this.pending.length === 0 && this.ready.length === 0) return;
 				await Promise.allSettled(busy);
 				if (this.pending.length) await this.flushOutcomes();
 			}
@@ -584,7 +671,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		},
 
 		/** The first attempt of a new delivery, made and recorded now; later attempts follow the schedule. */
-		async sendNow(this: WebhooksThis, delivery: WebhookDelivery): Promise<AttemptOutcome | null> {
+		async sendNow(this: WebhooksThis, delivery: { id: string }): Promise<AttemptOutcome | null> {
 			const app = appOf(this.broker);
 			const [claimed] = await claimDue(app, this.cfg, this.owner, { slots: 1, freeByKey: new Map(), perEndpoint: 1, deliveryId: delivery.id });
 			// Another node's dispatcher took it first: it is on its way all the same.
@@ -642,6 +729,10 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		this.again = false;
 		this.inFlight = new Set();
 		this.inFlightByKey = new Map();
+		this.ready = [];
+		this.readyByKey = new Map();
+		this.exhausted = false;
+		this.chores = new Set();
 		this.pending = [];
 		this.flushing = null;
 		this.targets = new TtlCache(TARGET_CACHE_MS, 10_000);
@@ -683,7 +774,12 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		if (this.backlogTimer) clearInterval(this.backlogTimer);
 		this.pollTimer = this.pruneTimer = this.backlogTimer = null;
 		await this.running?.catch(() => undefined);
-		await Promise.allSettled([...this.inFlight]);
+		// Claimed attempts never started go back to the queue, due now for any node, uncounted.
+		const unsent = this.ready;
+		this.ready = [];
+		this.readyByKey.clear();
+		if (unsent.length) void this.release(unsent, appOf(this.broker).clock.now());
+		await Promise.allSettled([...this.inFlight, ...this.chores]);
 		await this.flushOutcomes().catch(() => undefined);
 	},
 };

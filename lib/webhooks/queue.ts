@@ -4,11 +4,13 @@
  * - Relay: unpublished outbox rows become deliveries and are marked published in ONE DB
  *   transaction, rows locked first, so two relaying nodes never make two deliveries of an event
  *   (UNIQUE (eventId, apiKeyId) stays as the last guard).
- * - Claim: an attempt starts with one conditional UPDATE (`status = 'pending'` → `sending`, a
- *   lease token, attempts + 1). Only one node's UPDATE can match a row, so an attempt is sent by
- *   one node; the node reads back what its token took.
+ * - Claim: attempts start with one conditional UPDATE of a batch of rows (`status = 'pending'` →
+ *   `sending`, one lease token for the batch, attempts + 1). Only one node's UPDATE can match a
+ *   row, so an attempt is sent by one node; the node reads back what its token took.
  * - Outcome: recorded only by the lease holder (`leaseToken` in the WHERE) together with the log
- *   row, in one DB transaction; UNIQUE (deliveryId, attemptNumber) logs an attempt once.
+ *   rows, in one DB transaction for a batch of outcomes: one UPDATE per claim token and distinct
+ *   outcome, one multi-row INSERT of the logs; UNIQUE (deliveryId, attemptNumber) logs an attempt
+ *   once.
  * - A lease that ran out is an attempt whose node stopped mid-send: another node records it as
  *   failed ("interrupted") and the schedule goes on, so nothing waits forever.
  */
@@ -122,17 +124,56 @@ export async function relayOutbox(app: App, targetsOf: TargetsOf, batch: number)
 }
 
 export interface ClaimLimits {
-	/** Attempts this node may start now, all endpoints together. */
+	/** Attempts this node may claim now, all endpoints together. */
 	slots: number;
-	/** Free slots per API key (endpoints at their cap are absent or 0); others get `perEndpoint`. */
+	/** Free claims per API key (endpoints at their cap are absent or 0); others get `perEndpoint`. */
 	freeByKey: Map<number, number>;
 	perEndpoint: number;
 	/** Only this delivery (a test send's first attempt). */
 	deliveryId?: string;
 }
 
-/** Starts the next attempt of due deliveries, within the limits. Returns the rows this node now holds. */
-export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<WebhookDelivery[]> {
+/**
+ * A claimed attempt as the sender needs it: plain values read back after the claim (no model
+ * instance: a batch of them is built per claim). `attempts` is the number of this attempt;
+ * `leaseUntil` is the lease the claim set (the node's clock), checked before sending.
+ */
+export interface ClaimedDelivery {
+	id: string;
+	eventId: string;
+	type: string;
+	organizationId: string;
+	apiKeyId: number;
+	userId: number | null;
+	url: string;
+	body: string;
+	status: DeliveryStatus;
+	attempts: number;
+	leaseOwner: string | null;
+	leaseToken: string;
+	leaseUntil: Date;
+}
+
+const CLAIMED_COLUMNS = ["id", "eventId", "type", "organizationId", "apiKeyId", "userId", "url", "body", "status", "attempts", "leaseOwner", "leaseToken"];
+
+/** The rows a claim (or take-over) under `token` holds now, as plain values. */
+async function claimedRows(models: Models, token: string, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+	const rows = (await models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" }, attributes: CLAIMED_COLUMNS, raw: true })) as unknown as ClaimedDelivery[];
+	for (const r of rows) {
+		r.apiKeyId = Number(r.apiKeyId);
+		r.attempts = Number(r.attempts);
+		r.userId = r.userId === null || r.userId === undefined ? null : Number(r.userId);
+		r.leaseUntil = leaseUntil;
+	}
+	return rows;
+}
+
+/**
+ * Starts the next attempt of up to `slots` due deliveries, within the per-key limits, with one
+ * SELECT of candidates, one conditional UPDATE (one lease token for the batch) and one read-back.
+ * Returns the rows this node now holds.
+ */
+export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
 	const { models, sequelize, clock } = app;
 	if (limits.slots <= 0) return [];
 	const now = clock.now();
@@ -161,19 +202,15 @@ export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, lim
 	}
 	if (picked.length === 0) return [];
 	const token = uuid();
-	const [count] = await retryOnLockConflict(() => models.WebhookDelivery.update(
-		{
-			status: "sending",
-			leaseOwner: owner,
-			leaseToken: token,
-			leaseUntil: new Date(now.getTime() + cfg.leaseMs),
-			attempts: sequelize.literal("attempts + 1") as unknown as number,
-			updatedAt: now,
-		},
-		{ where: { id: picked, status: "pending" } },
-	));
+	const leaseUntil = new Date(now.getTime() + cfg.leaseMs);
+	const [count] = await retryOnLockConflict(() =>
+		models.WebhookDelivery.update(
+			{ status: "sending", leaseOwner: owner, leaseToken: token, leaseUntil, attempts: sequelize.literal("attempts + 1") as unknown as number, updatedAt: now },
+			{ where: { id: picked, status: "pending" } },
+		),
+	);
 	if (count === 0) return [];
-	return models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" } });
+	return claimedRows(models, token, leaseUntil);
 }
 
 /** One statement outside a transaction, run again when InnoDB picked it as a deadlock victim. */
@@ -188,7 +225,7 @@ async function retryOnLockConflict<T>(fn: () => Promise<T>, attempts = 3): Promi
 }
 
 export interface AttemptOutcome {
-	delivery: WebhookDelivery;
+	delivery: ClaimedDelivery;
 	statusCode: number | null;
 	response: string;
 	error: string | null;
@@ -205,10 +242,24 @@ export interface RecordedAttempt {
 	durationMs: number | null;
 }
 
+/** Groups by a string key, keeping the order of first appearance. */
+function groupBy<T>(items: T[], keyOf: (item: T) => string): T[][] {
+	const groups = new Map<string, T[]>();
+	for (const item of items) {
+		const k = keyOf(item);
+		const g = groups.get(k);
+		if (g) g.push(item);
+		else groups.set(k, [item]);
+	}
+	return [...groups.values()];
+}
+
 /**
  * Records finished attempts: each delivery's new state and its log row, in one DB transaction
- * for the batch. Returns the attempts recorded (an attempt whose lease this node lost is not),
- * once the transaction committed.
+ * for the batch. Attempts with the same claim token and the same new state (delivered; retry due
+ * at the same time after the same answer; failed; canceled) share one UPDATE; all log rows are
+ * one INSERT. Returns the attempts recorded (an attempt whose lease this node lost is not), once
+ * the transaction committed.
  */
 export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: AttemptOutcome[]): Promise<RecordedAttempt[]> {
 	if (outcomes.length === 0) return [];
@@ -216,45 +267,36 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 	// A deadlock with another node's claim or record (InnoDB) rolls back and runs again.
 	return inTransaction(sequelize, async t => {
 		const now = clock.now();
-		const logs = [];
-		const delivered = outcomes.filter(o => !o.canceled && isDelivered(o.statusCode));
-		const others = outcomes.filter(o => o.canceled || !isDelivered(o.statusCode));
-		const recorded: Array<AttemptOutcome & { result: WebhookOutcome }> = [];
-		if (delivered.length) {
-			const where = (list: AttemptOutcome[]) => ({
-				id: list.map(o => o.delivery.id),
-				leaseToken: [...new Set(list.map(o => o.delivery.leaseToken as string))],
-				status: "sending",
-			});
-			const changes = { status: "delivered" as const, deliveredAt: now, lastStatusCode: 200, lastError: null, leaseOwner: null, leaseUntil: null, nextAttemptAt: null, updatedAt: now };
-			const [count] = await models.WebhookDelivery.update(changes, { where: where(delivered), transaction: t });
-			let ours = delivered;
-			if (count !== delivered.length) {
-				// Some lease was lost and taken over meanwhile: record only the rows our update changed.
-				const rows = await models.WebhookDelivery.findAll({ where: { ...where(delivered), status: "delivered", deliveredAt: now }, attributes: ["id"], transaction: t });
-				const ids = new Set(rows.map(r => r.id));
-				ours = delivered.filter(o => ids.has(o.delivery.id));
+		const changes = outcomes.map(o => {
+			if (!o.canceled && isDelivered(o.statusCode)) {
+				return { o, result: "delivered" as const, set: { status: "delivered" as const, deliveredAt: now, lastStatusCode: 200, lastError: null, leaseOwner: null, leaseUntil: null, nextAttemptAt: null, updatedAt: now } };
 			}
-			recorded.push(...ours.map(o => ({ ...o, result: "delivered" as const })));
+			const next = o.canceled ? null : nextAttemptAt(cfg, o.delivery.attempts, now);
+			const status: DeliveryStatus = o.canceled ? "canceled" : next ? "pending" : "failed";
+			const lastError = o.error ?? (o.statusCode !== null ? `HTTP ${o.statusCode}` : null);
+			return { o, result: o.canceled ? null : next ? ("retrying" as const) : ("failed" as const), set: { status, nextAttemptAt: next, lastStatusCode: o.statusCode, lastError, leaseOwner: null, leaseUntil: null, updatedAt: now } };
+		});
+		type Change = (typeof changes)[number];
+		// Only the lease holder writes: the claim's token in the WHERE. Rows of one group share it.
+		const groups = groupBy(changes, c => JSON.stringify([c.o.delivery.leaseToken, c.set]));
+		const recorded: Change[] = [];
+		for (const group of groups) {
+			const token = group[0].o.delivery.leaseToken;
+			const ids = group.map(c => c.o.delivery.id);
+			const [count] = await models.WebhookDelivery.update(group[0].set, { where: { id: ids, leaseToken: token, status: "sending" }, transaction: t });
+			let ours = group;
+			if (count !== group.length) {
+				// Some lease ran out and was taken over meanwhile (a new token): record only the rows
+				// this update changed, i.e. those still under our token (locked by the update until commit).
+				const rows = await models.WebhookDelivery.findAll({ where: { id: ids, leaseToken: token, status: group[0].set.status }, attributes: ["id"], raw: true, transaction: t });
+				const mine = new Set(rows.map(r => r.id));
+				ours = group.filter(c => mine.has(c.o.delivery.id));
+			}
+			recorded.push(...ours);
 		}
-		for (const o of others) {
-			const attempt = o.delivery.attempts;
-			const next = o.canceled ? null : nextAttemptAt(cfg, attempt, now);
-			const [count] = await models.WebhookDelivery.update(
-				{
-					status: o.canceled ? "canceled" : next ? "pending" : "failed",
-					nextAttemptAt: next,
-					lastStatusCode: o.statusCode,
-					lastError: o.error ?? (o.statusCode !== null ? `HTTP ${o.statusCode}` : null),
-					leaseOwner: null,
-					leaseUntil: null,
-					updatedAt: now,
-				},
-				{ where: { id: o.delivery.id, leaseToken: o.delivery.leaseToken, status: "sending" }, transaction: t },
-			);
-			if (count === 1 && !o.canceled) recorded.push({ ...o, result: next ? "retrying" : "failed" });
-		}
-		for (const o of recorded) {
+		const logs = [];
+		for (const { o } of recorded) {
+			if (o.canceled) continue;
 			const d = o.delivery;
 			const success = isDelivered(o.statusCode);
 			logs.push({
@@ -275,7 +317,7 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 			});
 		}
 		if (logs.length) await models.WebhookLog.bulkCreate(logs, { transaction: t, validate: false, hooks: false });
-		return recorded.map(o => ({ outcome: o.result, durationMs: o.durationMs }));
+		return recorded.filter(c => c.result !== null).map(c => ({ outcome: c.result as WebhookOutcome, durationMs: c.o.durationMs }));
 	});
 }
 
@@ -284,46 +326,58 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
  * returned, to be recorded as interrupted (the request may or may not have reached the endpoint;
  * receivers de-duplicate by event id).
  */
-export async function takeOverExpired(app: App, cfg: WebhooksConfig, owner: string, limit: number): Promise<WebhookDelivery[]> {
+export async function takeOverExpired(app: App, cfg: WebhooksConfig, owner: string, limit: number): Promise<ClaimedDelivery[]> {
 	const { models, clock } = app;
 	const now = clock.now();
-	const expired = await models.WebhookDelivery.findAll({ where: { status: "sending", leaseUntil: { [Op.lt]: now } }, attributes: ["id"], limit });
+	const expired = await models.WebhookDelivery.findAll({ where: { status: "sending", leaseUntil: { [Op.lt]: now } }, attributes: ["id"], limit, raw: true });
 	if (expired.length === 0) return [];
 	const token = uuid();
+	const leaseUntil = new Date(now.getTime() + cfg.leaseMs);
 	const [count] = await retryOnLockConflict(() =>
 		models.WebhookDelivery.update(
-			{ leaseOwner: owner, leaseToken: token, leaseUntil: new Date(now.getTime() + cfg.leaseMs), updatedAt: now },
+			{ leaseOwner: owner, leaseToken: token, leaseUntil, updatedAt: now },
 			{ where: { id: expired.map(r => r.id), status: "sending", leaseUntil: { [Op.lt]: now } } },
 		),
 	);
 	if (count === 0) return [];
-	return models.WebhookDelivery.findAll({ where: { leaseToken: token, status: "sending" } });
+	return claimedRows(models, token, leaseUntil);
 }
 
 /**
- * An attempt that could not start because a service it needs is away (the keys service, for the
- * key's URL and signing secret, while its node restarts): nothing was sent, so the claim is undone
- * (pending again, due at `retryAt`, the attempt not counted) instead of waiting out its lease and
- * being recorded as interrupted, which counts as an attempt: a core outage longer than a few
- * leases would otherwise end deliveries as failed that never left. Only under this claim's token.
+ * Claimed attempts that were never sent, given back: a service they need is away (the keys
+ * service, for the key's URL and signing secret, while its node restarts), the node is stopping,
+ * or the row waited in the node's queue until too little of its lease was left to send it.
+ * Nothing was sent, so the claim is undone (pending again, due at `retryAt`, the attempt not
+ * counted) instead of waiting out its lease and being recorded as interrupted, which counts as an
+ * attempt: a core outage longer than a few leases would otherwise end deliveries as failed that
+ * never left. Only under each claim's token; one UPDATE per token. Returns the rows released.
  */
-export async function releaseUnsent(app: App, delivery: WebhookDelivery, retryAt: Date): Promise<boolean> {
+export async function releaseClaimed(app: App, deliveries: ClaimedDelivery[], retryAt: Date): Promise<number> {
 	const { models, sequelize, clock } = app;
-	const [count] = await retryOnLockConflict(() =>
-		models.WebhookDelivery.update(
-			{
-				status: "pending",
-				nextAttemptAt: retryAt,
-				leaseOwner: null,
-				leaseToken: null,
-				leaseUntil: null,
-				attempts: sequelize.literal("attempts - 1") as unknown as number,
-				updatedAt: clock.now(),
-			},
-			{ where: { id: delivery.id, status: "sending", leaseToken: delivery.leaseToken } },
-		),
-	);
-	return count === 1;
+	let released = 0;
+	for (const group of groupBy(deliveries, d => d.leaseToken)) {
+		const [count] = await retryOnLockConflict(() =>
+			models.WebhookDelivery.update(
+				{
+					status: "pending",
+					nextAttemptAt: retryAt,
+					leaseOwner: null,
+					leaseToken: null,
+					leaseUntil: null,
+					attempts: sequelize.literal("attempts - 1") as unknown as number,
+					updatedAt: clock.now(),
+				},
+				{ where: { id: group.map(d => d.id), status: "sending", leaseToken: group[0].leaseToken } },
+			),
+		);
+		released += count;
+	}
+	return released;
+}
+
+/** releaseClaimed for one attempt. */
+export async function releaseUnsent(app: App, delivery: ClaimedDelivery, retryAt: Date): Promise<boolean> {
+	return (await releaseClaimed(app, [delivery], retryAt)) === 1;
 }
 
 /** Where a delivery ended without reaching the merchant: what support may send again. */

@@ -38,9 +38,19 @@ export interface SendResult {
 const MAX_READ_BYTES = 256 * 1024;
 const USER_AGENT = "crypto-payment-gateway-webhooks/1";
 
+/**
+ * Connections are pooled per endpoint origin (the agent keys its pool by host and port) and kept
+ * alive between attempts. Bounded: at most MAX_SOCKETS_PER_ORIGIN open to one origin (above the
+ * largest per-endpoint concurrency, so a node's own attempts never queue behind the bound; a
+ * request beyond it waits for a socket within its own timeout), MAX_SOCKETS in all, and idle
+ * ones kept per origin up to the same bound.
+ */
+export const MAX_SOCKETS_PER_ORIGIN = 128;
+const MAX_SOCKETS = 4096;
+const poolOptions = { keepAlive: true, maxSockets: MAX_SOCKETS_PER_ORIGIN, maxTotalSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS_PER_ORIGIN, scheduling: "lifo" as const };
 const agents = {
-	http: new http.Agent({ keepAlive: true, maxFreeSockets: 256, scheduling: "lifo" }),
-	https: new https.Agent({ keepAlive: true, maxFreeSockets: 256, scheduling: "lifo" }),
+	http: new http.Agent(poolOptions),
+	https: new https.Agent(poolOptions),
 };
 
 class RefusedAddress extends Error {}

@@ -6,7 +6,7 @@
 import crypto from "node:crypto";
 import type { ServiceSchema } from "moleculer";
 import { availableServices, loadServiceSchema } from "../../lib/node";
-import { claimDue, enqueue, envelopeBody } from "../../lib/webhooks/queue";
+import { claimDue, enqueue, envelopeBody, recordOutcomes } from "../../lib/webhooks/queue";
 import { verifyWebhookSignature } from "../../lib/webhooks/signature";
 import { intentBody, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 import { BACKEND, startNode, TestNode, StartOptions } from "../helpers/harness";
@@ -433,6 +433,176 @@ describe("webhooks service", () => {
 			} finally {
 				await b.stop();
 				await a.stop();
+			}
+		});
+	});
+
+	describe("batches", () => {
+		/** `n` deliveries of the key queued directly (no service woken), due now. */
+		async function queued(node: TestNode, m: HookedMerchant, n: number, url = receiver.url) {
+			const target = { id: m.key.id, organizationId: m.sandbox.id, status: "active", webhookUrl: url } as Parameters<typeof enqueue>[1]["target"];
+			const rows = [];
+			for (let i = 0; i < n; i++) {
+				const eventId = crypto.randomUUID();
+				const body = envelopeBody({ id: eventId, type: "payment_intent.canceled", createdAt: node.clock.now(), livemode: false, payload: { id: `pi_${i}` } });
+				rows.push(await enqueue(node.app.models, { eventId, kind: "event", type: "payment_intent.canceled", target, userId: m.user.id, livemode: false, body, now: node.clock.now() }));
+			}
+			return rows;
+		}
+
+		it("two workers claiming batches at once never hold the same attempt; every claim starts attempt 1 under one token per batch", async () => {
+			const node = await start();
+			try {
+				const m = await merchant(node, receiver.url);
+				// The node's own dispatcher stays out: only the two workers below claim.
+				await node.broker.destroyService(node.broker.getLocalService("webhooks")!);
+				const rows = await queued(node, m, 40);
+				const cfg = node.app.config.webhooks;
+				const claim = (owner: string) => claimDue(node.app, cfg, owner, { slots: 15, freeByKey: new Map(), perEndpoint: 15 });
+				// Claims race in pairs until nothing is left; a claim that lost the race for its candidates gets fewer or none.
+				const batches: Array<Awaited<ReturnType<typeof claim>>> = [];
+				for (let round = 0; round < 20 && batches.flat().length < 40; round++) batches.push(...(await Promise.all([claim("worker-a"), claim("worker-b")])));
+				const ids = batches.flat().map(d => d.id);
+				expect(new Set(ids).size).toBe(ids.length);
+				expect(ids.length).toBe(40);
+				expect(new Set(ids)).toEqual(new Set(rows.map(r => r.id)));
+				for (const batch of batches) {
+					expect(batch.length).toBeLessThanOrEqual(15);
+					expect(new Set(batch.map(d => d.leaseToken)).size).toBeLessThanOrEqual(1);
+				}
+				const db = await node.app.models.WebhookDelivery.findAll({ where: { id: ids } });
+				for (const row of db) {
+					const mine = batches.flat().find(d => d.id === row.id)!;
+					expect({ status: row.status, attempts: Number(row.attempts), leaseToken: row.leaseToken, leaseOwner: row.leaseOwner }).toEqual({ status: "sending", attempts: 1, leaseToken: mine.leaseToken, leaseOwner: mine.leaseOwner });
+				}
+				// Nothing left to claim while they hold it all.
+				expect(await claim("worker-c")).toEqual([]);
+			} finally {
+				await node.stop();
+			}
+		});
+
+		it("a batch claimed by a node that died before recording is retried by another node after the lease, each attempt logged once", async () => {
+			const node = await start();
+			try {
+				const m = await merchant(node, receiver.url);
+				await node.broker.destroyService(node.broker.getLocalService("webhooks")!);
+				await queued(node, m, 6);
+				const claimed = await claimDue(node.app, node.app.config.webhooks, "dead-node", { slots: 10, freeByKey: new Map(), perEndpoint: 10 });
+				expect(claimed).toHaveLength(6);
+
+				const survivor = await start({ shareWith: node });
+				try {
+					await drain(survivor);
+					expect(receiver.received).toHaveLength(0); // the leases still hold
+					survivor.clock.advance(node.app.config.webhooks.leaseMs + 1);
+					await drain(survivor);
+					expect(receiver.received).toHaveLength(0); // recorded as interrupted, next attempt 2 s later
+					survivor.clock.advance(2000);
+					await drain(survivor);
+					await receiver.waitFor(6);
+					await until("all six delivered", async () => (await survivor.app.models.WebhookDelivery.count({ where: { apiKeyId: m.key.id, status: "delivered" } })) === 6);
+					const logs = await survivor.app.models.WebhookLog.findAll({ where: { apiKeyId: m.key.id }, order: [["id", "ASC"]] });
+					expect(logs).toHaveLength(12);
+					expect(new Set(logs.map(l => `${l.deliveryId}#${l.attemptNumber}`)).size).toBe(12);
+					expect(logs.filter(l => l.attemptNumber === 1).every(l => !l.success && l.error === "Attempt interrupted: the node sending it stopped before recording the result")).toBe(true);
+					expect(logs.filter(l => l.attemptNumber === 2).every(l => l.success)).toBe(true);
+					expect(new Set(receiver.received.map(r => r.json.id)).size).toBe(6);
+					// GET /webhooks/logs shows both attempts of each, newest first.
+					const api = await survivor.http("GET", "/webhooks/logs", { token: m.token });
+					expect(api.body.total).toBe(12);
+					expect(api.body.logs.slice(0, 6).every((l: any) => l.attemptNumber === 2 && l.success)).toBe(true);
+				} finally {
+					await survivor.stop();
+				}
+			} finally {
+				await node.stop();
+			}
+		});
+
+		it("records a batch of mixed outcomes in one go, each row and log right; an attempt whose lease was lost is not recorded", async () => {
+			const node = await start();
+			try {
+				node.clock.freeze();
+				const m = await merchant(node, receiver.url);
+				await node.broker.destroyService(node.broker.getLocalService("webhooks")!);
+				const { models } = node.app;
+				const cfg = node.app.config.webhooks;
+				const rows = await queued(node, m, 7);
+				// The sixth is on its last attempt: its failure ends the delivery.
+				await models.WebhookDelivery.update({ attempts: cfg.maxAttempts - 1 }, { where: { id: rows[5].id } });
+				const claimed = await claimDue(node.app, cfg, "me", { slots: 10, freeByKey: new Map(), perEndpoint: 10 });
+				const byId = new Map(claimed.map(d => [d.id, d]));
+				const d = rows.map(r => byId.get(r.id)!);
+				// The seventh's lease ran out and another node took it over (a new token).
+				await models.WebhookDelivery.update({ leaseToken: crypto.randomUUID(), leaseOwner: "other" }, { where: { id: rows[6].id } });
+				const at = (delivery: (typeof d)[number], statusCode: number | null, error: string | null, extra = {}) => ({ delivery, statusCode, response: statusCode === 200 ? "ok" : "no", error, durationMs: 3, url: receiver.url, ...extra });
+				const recorded = await recordOutcomes(node.app, cfg, [
+					at(d[0], 200, null),
+					at(d[1], 500, null),
+					at(d[2], null, "Timed out after 10000 ms"),
+					at(d[3], 200, null),
+					at(d[4], null, "The API key was revoked or its webhook URL removed", { canceled: true }),
+					at(d[5], 503, null),
+					at(d[6], 200, null),
+				]);
+				expect(recorded.map(r => r.outcome).sort()).toEqual(["delivered", "delivered", "failed", "retrying", "retrying"]);
+				const now = node.clock.now().getTime();
+				const state = async (i: number) => {
+					const row = (await models.WebhookDelivery.findByPk(rows[i].id))!;
+					return { status: row.status, attempts: Number(row.attempts), lastStatusCode: row.lastStatusCode === null ? null : Number(row.lastStatusCode), lastError: row.lastError, next: row.nextAttemptAt ? row.nextAttemptAt.getTime() - now : null };
+				};
+				expect(await state(0)).toEqual({ status: "delivered", attempts: 1, lastStatusCode: 200, lastError: null, next: null });
+				expect(await state(1)).toEqual({ status: "pending", attempts: 1, lastStatusCode: 500, lastError: "HTTP 500", next: cfg.backoffMs });
+				expect(await state(2)).toEqual({ status: "pending", attempts: 1, lastStatusCode: null, lastError: "Timed out after 10000 ms", next: cfg.backoffMs });
+				expect(await state(3)).toEqual({ status: "delivered", attempts: 1, lastStatusCode: 200, lastError: null, next: null });
+				expect(await state(4)).toMatchObject({ status: "canceled", next: null });
+				expect(await state(5)).toEqual({ status: "failed", attempts: cfg.maxAttempts, lastStatusCode: 503, lastError: "HTTP 503", next: null });
+				expect((await state(6)).status).toBe("sending"); // still the other node's
+				const logs = await models.WebhookLog.findAll({ where: { apiKeyId: m.key.id } });
+				const log = (i: number) => logs.find(l => l.deliveryId === rows[i].id);
+				expect(logs).toHaveLength(5);
+				expect(log(0)).toMatchObject({ success: true, statusCode: 200, attemptNumber: 1, error: null, response: "ok" });
+				expect(log(1)).toMatchObject({ success: false, statusCode: 500, attemptNumber: 1, error: "Endpoint answered 500; only 200 counts as delivered" });
+				expect(log(2)).toMatchObject({ success: false, statusCode: null, attemptNumber: 1, error: "Timed out after 10000 ms" });
+				expect(log(3)).toMatchObject({ success: true, attemptNumber: 1 });
+				expect(log(4)).toBeUndefined();
+				expect(log(5)).toMatchObject({ success: false, statusCode: 503, attemptNumber: cfg.maxAttempts });
+				expect(log(6)).toBeUndefined();
+			} finally {
+				await node.stop();
+			}
+		});
+
+		it("reuses connections per endpoint: the receiver sees fewer connections than requests", async () => {
+			const node = await start({ env: { WEBHOOK_CONCURRENCY_PER_ENDPOINT: "4" } });
+			const http = await import("node:http");
+			let connections = 0;
+			let requests = 0;
+			const server = http.createServer((req, res) => {
+				req.resume();
+				req.on("end", () => {
+					requests++;
+					res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+				});
+			});
+			server.on("connection", () => connections++);
+			server.keepAliveTimeout = 30_000;
+			await new Promise<void>(r => server.listen(0, "127.0.0.1", r));
+			try {
+				const m = await merchant(node, `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`);
+				const n = 40;
+				for (let i = 0; i < n; i++) await canceledIntent(node, m.key);
+				await drain(node);
+				await until("all delivered", async () => (await node.app.models.WebhookDelivery.count({ where: { apiKeyId: m.key.id, status: "delivered" } })) === n);
+				expect(requests).toBe(n);
+				// At most one connection per slot to the endpoint (4), however many events.
+				expect(connections).toBeGreaterThan(0);
+				expect(connections).toBeLessThanOrEqual(4);
+			} finally {
+				server.closeAllConnections();
+				server.close();
+				await node.stop();
 			}
 		});
 	});
