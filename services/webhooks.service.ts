@@ -26,6 +26,7 @@ import { READY_PER_SLOT, WebhooksConfig } from "../lib/webhooks/config";
 import {
 	AttemptOutcome,
 	ClaimedDelivery,
+	claimBatch,
 	claimDue,
 	enqueue,
 	prune,
@@ -85,7 +86,7 @@ interface WebhooksVars {
 	/** Claimed attempts not started yet (FIFO), and how many per key. */
 	ready: ClaimedDelivery[];
 	readyByKey: Map<number, number>;
-	/** The last claim found fewer due rows than it asked for: claim again on a full round only. */
+	/** The last claim took every due row there was: claim again on a full round only. */
 	exhausted: boolean;
 	/** Releases of claimed attempts not sent (stop, lease too short), until written. */
 	chores: Set<Promise<unknown>>;
@@ -439,7 +440,12 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		async round(this: WebhooksThis, full: boolean) {
 			const app = appOf(this.broker);
 			const targetsOf = (ids: number[]) => this.targetsOf(ids);
-			if (full) while ((await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping);
+			// One relay batch a round, and the next round relays again while the outbox is full: a
+			// backlog's first deliveries leave while the rest is still being relayed.
+			if (full && (await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping) {
+				this.fullRound = true;
+				this.again = true;
+			}
 			const interrupted = full ? await takeOverExpired(app, this.cfg, this.owner, 100) : [];
 			if (interrupted.length) {
 				await this.record(interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })));
@@ -448,16 +454,17 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			while (!this.stopping && this.pending.length < MAX_PENDING_OUTCOMES) {
 				const room = this.claimRoom(full);
 				if (!room) return;
-				const claimed = await claimDue(app, this.cfg, this.owner, { slots: room.slots, freeByKey: room.freeByKey, perEndpoint: room.keyCap });
+				const { rows: claimed, more } = await claimBatch(app, this.cfg, this.owner, { slots: room.slots, freeByKey: room.freeByKey, perEndpoint: room.keyCap });
 				for (const delivery of claimed) {
 					this.ready.push(delivery);
 					this.readyByKey.set(delivery.apiKeyId, (this.readyByKey.get(delivery.apiKeyId) ?? 0) + 1);
 				}
 				this.pump();
-				if (claimed.length < room.slots) {
+				if (!more) {
 					this.exhausted = true;
 					return;
 				}
+				if (claimed.length < room.slots) return;
 				full = false;
 			}
 		},
@@ -473,7 +480,8 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			const keyCap = this.cfg.concurrencyPerEndpoint * (1 + READY_PER_SLOT);
 			const globalCap = this.cfg.concurrency * (1 + READY_PER_SLOT);
 			const held = this.inFlight.size + this.ready.length;
-			const slots = globalCap - held;
+			// At most one key's share a query: its candidate read stays small (claimBatch reads 2 per slot).
+			const slots = Math.min(globalCap - held, keyCap);
 			if (slots <= 0) return null;
 			if (!full && (this.exhausted || this.ready.length >= Math.ceil(Math.min(keyCap, globalCap) / 2))) return null;
 			const freeByKey = new Map<number, number>();

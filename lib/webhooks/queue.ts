@@ -168,14 +168,21 @@ async function claimedRows(models: Models, token: string, leaseUntil: Date): Pro
 	return rows;
 }
 
+/** claimBatch for callers that need only the rows. */
+export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+	return (await claimBatch(app, cfg, owner, limits)).rows;
+}
+
 /**
  * Starts the next attempt of up to `slots` due deliveries, within the per-key limits, with one
  * SELECT of candidates, one conditional UPDATE (one lease token for the batch) and one read-back.
- * Returns the rows this node now holds.
+ * Returns the rows this node now holds, and `more`: false when every due row seen was claimed and
+ * there were no others (nothing is left to claim until something new is due), true otherwise
+ * (rows skipped for a key at its cap, a full candidate page, or rows another node took first).
  */
-export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+export async function claimBatch(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<{ rows: ClaimedDelivery[]; more: boolean }> {
 	const { models, sequelize, clock } = app;
-	if (limits.slots <= 0) return [];
+	if (limits.slots <= 0) return { rows: [], more: true };
 	const now = clock.now();
 	const full = [...limits.freeByKey].filter(([, free]) => free <= 0).map(([id]) => id);
 	const candidates = await models.WebhookDelivery.findAll({
@@ -187,9 +194,11 @@ export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, lim
 		},
 		attributes: ["id", "apiKeyId"],
 		order: [["nextAttemptAt", "ASC"]],
-		limit: limits.slots * 4,
+		// Room to skip rows of keys with few free slots left; keys at their cap are not read at all.
+		limit: limits.slots * 2,
 		raw: true,
 	});
+	const seenAll = candidates.length < limits.slots * 2;
 	const picked: string[] = [];
 	const taken = new Map<number, number>();
 	for (const c of candidates) {
@@ -200,7 +209,7 @@ export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, lim
 		taken.set(key, (taken.get(key) ?? 0) + 1);
 		picked.push(c.id);
 	}
-	if (picked.length === 0) return [];
+	if (picked.length === 0) return { rows: [], more: !seenAll || candidates.length > 0 };
 	const token = uuid();
 	const leaseUntil = new Date(now.getTime() + cfg.leaseMs);
 	const [count] = await retryOnLockConflict(() =>
@@ -209,8 +218,9 @@ export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, lim
 			{ where: { id: picked, status: "pending" } },
 		),
 	);
-	if (count === 0) return [];
-	return claimedRows(models, token, leaseUntil);
+	const more = !seenAll || picked.length < candidates.length || count < picked.length;
+	if (count === 0) return { rows: [], more };
+	return { rows: await claimedRows(models, token, leaseUntil), more };
 }
 
 /** One statement outside a transaction, run again when InnoDB picked it as a deadlock victim. */

@@ -574,6 +574,42 @@ describe("webhooks service", () => {
 			}
 		});
 
+		it("a claimed attempt that waited in the node's queue until too little lease was left is released unsent and uncounted", async () => {
+			const node = await start({ env: { WEBHOOK_CONCURRENCY_PER_ENDPOINT: "1", WEBHOOK_TIMEOUT_MS: "1000" } });
+			const http = await import("node:http");
+			const open = new Set<import("node:http").ServerResponse>();
+			let requests = 0;
+			const hang = http.createServer((_req, res) => {
+				requests++;
+				open.add(res);
+			});
+			await new Promise<void>(r => hang.listen(0, "127.0.0.1", r));
+			try {
+				node.clock.freeze();
+				const m = await merchant(node, `http://127.0.0.1:${(hang.address() as { port: number }).port}/hang`);
+				const rows = await queued(node, m, 3);
+				const dispatcher = node.broker.getLocalService("webhooks") as unknown as { kick(full?: boolean): void };
+				dispatcher.kick(true);
+				// One attempt in flight (the endpoint's one slot), two claimed and waiting in the node's queue.
+				await until("one request open", () => open.size === 1);
+				expect(await node.app.models.WebhookDelivery.count({ where: { id: rows.map(r => r.id), status: "sending" } })).toBe(3);
+				// Time passes while the endpoint hangs: the waiting claims' leases no longer cover a whole timeout.
+				const cfg = node.app.config.webhooks;
+				node.clock.advance(cfg.leaseMs - cfg.timeoutMs);
+				// The hanging attempt times out (1 s); the two waiting ones are given back, never sent.
+				await until("two released", async () => (await node.app.models.WebhookDelivery.count({ where: { id: rows.map(r => r.id), status: "pending", attempts: 0, leaseToken: null } })) === 2);
+				await until("the timed-out attempt recorded", async () => (await node.app.models.WebhookLog.count({ where: { apiKeyId: m.key.id } })) === 1);
+				expect(requests).toBe(1);
+				const log = await node.app.models.WebhookLog.findOne({ where: { apiKeyId: m.key.id } });
+				expect(log).toMatchObject({ success: false, attemptNumber: 1, error: "Timed out after 1000 ms" });
+			} finally {
+				for (const res of open) res.destroy();
+				hang.closeAllConnections();
+				hang.close();
+				await node.stop();
+			}
+		});
+
 		it("reuses connections per endpoint: the receiver sees fewer connections than requests", async () => {
 			const node = await start({ env: { WEBHOOK_CONCURRENCY_PER_ENDPOINT: "4" } });
 			const http = await import("node:http");
