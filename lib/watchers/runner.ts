@@ -184,6 +184,8 @@ export class NetworkWatcher {
 	private addressKeyset: { createdAt: string; id: string } | null = null;
 	private addressesLoadedAt = 0;
 	private lastReconcileAt = 0;
+	/** Where the reconciliation cycle stands: the next page starts after this address; null: the next page starts a cycle. */
+	private reconcileAfter: { afterCreatedAt: string; afterId: string } | null = null;
 	/** The report pass in flight; the newest head (reports count confirmations against it); another pass wanted. */
 	private reporting: Promise<void> | null = null;
 	private reportHead: BlockRef | null = null;
@@ -682,37 +684,37 @@ export class NetworkWatcher {
 		const { source, config, network, models, sequelize, logger } = this.deps;
 		const payments = this.payments;
 		if (!source.nativeBalances || config.reconcileMs === 0) return;
-		if (Date.now() - this.lastReconcileAt < config.reconcileMs) return;
+		// A cycle starts every reconcileMs; then one page a caught-up step until it ends, so a step
+		// never waits for every open address's balance (100,000 of them: minutes of RPC calls).
+		if (this.reconcileAfter === null && Date.now() - this.lastReconcileAt < config.reconcileMs) return;
 		const native = this.catalogue.tokens.find(t => t.contractAddress === "");
 		if (!native) return;
 		const at = Math.min(cursorNumber, head.number - this.catalogue.requiredConfirmations + 1);
 		if (at < 0) return;
-		this.lastReconcileAt = Date.now();
+		if (this.reconcileAfter === null) this.lastReconcileAt = Date.now();
 		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();
 		const limit = config.reconcilePage ?? ADDRESS_PAGE;
-		let block: BlockRef | null = null;
-		let after: { afterCreatedAt: string; afterId: string } | null = null;
-		// Page by page (each answer under a transporter's message limit), every page against the same block.
-		for (;;) {
-			const page = await payments.openAddresses({ networkId: network.id, since, limit, ...after });
-			if (page.length === 0) break;
-			after = { afterCreatedAt: page[page.length - 1].createdAt, afterId: page[page.length - 1].id };
-			block ??= await source.block(at);
-			if (!block) return;
-			const open = page.map(p => p.address);
-			const balances = await source.nativeBalances(open, at);
-			const seen = await seenNativeAmounts(models, network.id, native.tokenId, open, at);
-			for (const address of open) {
-				const balance = BigInt(balances.get(address) ?? "0");
-				const known = (seen.get(address) ?? []).reduce((sum, a) => sum + toBaseUnits(a, native.decimals), 0n);
-				if (balance <= known) continue;
-				const amount = fromBaseUnits(balance - known, native.decimals);
-				logger.info(`Watcher: reconciliation found ${amount} ${native.symbol} without a transfer at ${address} on ${network.slug} (block ${at})`);
-				await recordReconciled(sequelize, models, this.lease!, { networkId: network.id, txHash: `reconcile:${address}:${at}`, logIndex: 0, blockNumber: at, blockHash: block.hash, toAddress: address, tokenId: native.tokenId, amount }, this.deps.now());
-			}
-			if (page.length < limit) break;
+		// Each page under a transporter's message limit, checked against the newest block it may.
+		const page = await payments.openAddresses({ networkId: network.id, since, limit, ...this.reconcileAfter });
+		const last = page[page.length - 1];
+		// The cycle moves on once this page is checked (a failure below checks it again next step).
+		const next = page.length < limit ? null : { afterCreatedAt: last.createdAt, afterId: last.id };
+		if (page.length === 0) return void (this.reconcileAfter = null);
+		const block = await source.block(at);
+		if (!block) return;
+		const open = page.map(p => p.address);
+		const balances = await source.nativeBalances(open, at);
+		const seen = await seenNativeAmounts(models, network.id, native.tokenId, open, at);
+		for (const address of open) {
+			const balance = BigInt(balances.get(address) ?? "0");
+			const known = (seen.get(address) ?? []).reduce((sum, a) => sum + toBaseUnits(a, native.decimals), 0n);
+			if (balance <= known) continue;
+			const amount = fromBaseUnits(balance - known, native.decimals);
+			logger.info(`Watcher: reconciliation found ${amount} ${native.symbol} without a transfer at ${address} on ${network.slug} (block ${at})`);
+			await recordReconciled(sequelize, models, this.lease!, { networkId: network.id, txHash: `reconcile:${address}:${at}`, logIndex: 0, blockNumber: at, blockHash: block.hash, toAddress: address, tokenId: native.tokenId, amount }, this.deps.now());
 		}
-		if (block) this.reportInBackground(head);
+		this.reconcileAfter = next;
+		this.reportInBackground(head);
 	}
 }
 
