@@ -28,7 +28,7 @@ export interface WebhooksConfig extends RetryPolicy {
  * Claimed attempts a node keeps ready per endpoint beyond its slots, in units of the per-endpoint
  * cap: claims come in batches and the next attempt starts from memory the moment a slot frees.
  */
-export const READY_PER_SLOT = 4;
+export const READY_PER_SLOT = 16;
 
 export function webhooksConfigFromEnv(env: Record<string, string | undefined>, production: boolean): WebhooksConfig {
 	const timeoutMs = int("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 10_000, 100, 60_000);
