@@ -44,10 +44,11 @@ export function createSequelize(databaseUrl: string): Sequelize {
 			timezone: "+00:00",
 			// mysql2 returns DECIMAL as strings; keep it that way (money never becomes a JS number).
 			// maxPreparedStatements: see MYSQL_MAX_PREPARED_STATEMENTS. A database that does not answer
-			// costs a request seconds, not half a minute: connecting gives up after 5 s and waiting for
-			// a pooled connection after 10 s (503 at the gateway).
+			// costs a request seconds, not half a minute: connecting gives up after 5 s (503 at the
+			// gateway). Waiting for a pooled connection is queueing under load, not an outage (a pool
+			// whose connections wait on one hot row's lock): it may take 20 s, most of a call's 30 s.
 			dialectOptions: { decimalNumbers: false, supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, maxPreparedStatements: MYSQL_MAX_PREPARED_STATEMENTS, connectTimeout: 5000 },
-			pool: { max: 20, min: 0, idle: 10000, acquire: 10000 },
+			pool: { max: 20, min: 0, idle: 10000, acquire: 20000 },
 		});
 	}
 	throw new Error(`Configuration: DATABASE_URL must start with mysql:// or sqlite:, got "${databaseUrl.split(":")[0]}:"`);

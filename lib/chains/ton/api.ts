@@ -64,7 +64,14 @@ function send(agent: http.Agent, u: URL, method: string, headers: http.OutgoingH
 		const req = (u.protocol === "https:" ? https : http).request(u, { method, headers, agent, signal: AbortSignal.timeout(timeoutMs) }, res => {
 			const chunks: Buffer[] = [];
 			res.on("data", (c: Buffer) => chunks.push(c));
-			res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+			res.on("end", () => {
+				const answer = { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") };
+				// The agent frees the socket once the answer has ended AND the request finished writing.
+				// On a busy machine the answer can end first; resolving then would make the caller's
+				// next request open a second connection instead of reusing this one.
+				if (req.writableFinished) resolve(answer);
+				else req.once("finish", () => resolve(answer));
+			});
 			res.on("error", reject);
 		});
 		req.on("error", reject);
