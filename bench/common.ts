@@ -16,8 +16,16 @@ import { encodeBase58 } from "ethers";
 import type { ServiceBroker } from "moleculer";
 import type { NetworkWatcher, RunnerDeps, StepTimings } from "../lib/watchers/runner";
 
-// Compiled to dist/bench/: the gateway's entry is dist/lib/start.js.
-export const GATEWAY_ENTRY = path.resolve(__dirname, "../lib/start.js");
+/** Run from source (`node -r ./test/helpers/ts-register.js bench/<name>.ts`) rather than built to dist/bench/. */
+export const FROM_SOURCE = path.extname(__filename) === ".ts";
+/** Node options a child needs to run a sibling module: the tests' TS loader when run from source. */
+export const CHILD_EXEC_ARGV = FROM_SOURCE ? ["-r", path.resolve(__dirname, "../test/helpers/ts-register.js")] : [];
+// Compiled to dist/bench/: the gateway's entry is dist/lib/start.js; from source, lib/start.ts.
+export const GATEWAY_ENTRY = path.resolve(__dirname, FROM_SOURCE ? "../lib/start.ts" : "../lib/start.js");
+/** A sibling bench module (`floor-server`, ...) as this run can start it: `.ts` from source, `.js` built. */
+export function benchEntry(name: string): string {
+	return path.join(__dirname, `${name}${FROM_SOURCE ? ".ts" : ".js"}`);
+}
 
 export function envInt(name: string, fallback: number, min = 0): number {
 	const raw = process.env[name];
@@ -159,11 +167,8 @@ export function childStopper(log: Log, defaultTimeoutMs: number): (child: Child 
  * lib/start.ts through the tests' TS loader.
  */
 export function startNodeChild(env: Record<string, string>, cwd: string, logFile: string): Child {
-	const fromSource = path.extname(__filename) === ".ts";
-	const entry = fromSource ? path.resolve(__dirname, "../lib/start.ts") : GATEWAY_ENTRY;
-	const execArgv = fromSource ? ["-r", path.resolve(__dirname, "../test/helpers/ts-register.js")] : [];
 	const out = fs.openSync(logFile, "a");
-	const proc = spawn(process.execPath, [...execArgv, entry], { cwd, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HEALTH_PORT: "0", ...env }, stdio: ["ignore", out, out] });
+	const proc = spawn(process.execPath, [...CHILD_EXEC_ARGV, GATEWAY_ENTRY], { cwd, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HEALTH_PORT: "0", ...env }, stdio: ["ignore", out, out] });
 	fs.closeSync(out);
 	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
 	return { proc, logFile, exited };

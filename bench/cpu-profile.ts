@@ -65,13 +65,16 @@ export function packageOf(frame: CallFrame): string {
 	}
 	const dist = /\/dist\/([^/]+)\//.exec(url);
 	if (dist) return `app:${dist[1]}`;
+	// Run from source (the tests' TS loader): the top folder of a .ts file.
+	const source = /\/(lib|services|mixins|models|migrations|bench)\/[^]*\.ts$/.exec(url);
+	if (source) return `app:${source[1]}`;
 	return "app";
 }
 
 function frameName(frame: CallFrame): string {
 	const url = frame.url.replace(/^file:\/\//, "");
 	const nm = url.lastIndexOf("/node_modules/");
-	const file = nm >= 0 ? url.slice(nm + "/node_modules/".length) : url.replace(/^.*\/dist\//, "dist/");
+	const file = nm >= 0 ? url.slice(nm + "/node_modules/".length) : url.replace(/^.*\/dist\//, "dist/").replace(/^.*\/((?:lib|services|mixins|models|migrations|bench)\/[^]*\.ts)$/, "$1");
 	return `${frame.functionName || "(anonymous)"}${file ? ` ${file}:${frame.lineNumber + 1}` : ""}`;
 }
 

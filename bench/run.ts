@@ -27,9 +27,9 @@ import { FLOOR_SCHEMA } from "./floor-schema";
 import { InspectorClient } from "./inspector";
 import { formatSummary, summarizeProfile } from "./cpu-profile";
 import { Counts, diffCounts, mysqlCommandParser, redisCommandParser, startCountingProxy } from "./wire-counter";
-import { call, childStopper, cleanUpOnSigint, dropRunState, envInt, expectStatus, freePort, GATEWAY_ENTRY, gatewayEnv, intentBody, machineBusySeconds, makeLog, pickTestToken, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, setUpMerchant, sleep, tail, waitForRoutes, Child, GatewayEnvOptions } from "./common";
+import { benchEntry, CHILD_EXEC_ARGV, call, childStopper, cleanUpOnSigint, dropRunState, envInt, expectStatus, freePort, GATEWAY_ENTRY, gatewayEnv, intentBody, machineBusySeconds, makeLog, pickTestToken, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, setUpMerchant, sleep, tail, waitForRoutes, Child, GatewayEnvOptions } from "./common";
 
-const FLOOR_ENTRY = path.join(__dirname, "floor-server.js");
+const FLOOR_ENTRY = benchEntry("floor-server");
 
 const CASES = ["create-intent", "retrieve-intent", "key-auth", "floor-insert", "floor-hello", "floor-select", "sqlite-create-intent"];
 
@@ -124,7 +124,7 @@ async function startGateway(o: GatewayOptions): Promise<Gateway> {
 		...gatewayEnv(o, port, "production"),
 		...(SETTINGS.services ? { SERVICES: SETTINGS.services } : {}),
 	};
-	const args = [...(o.inspect ? ["--inspect=127.0.0.1:0"] : []), GATEWAY_ENTRY];
+	const args = [...CHILD_EXEC_ARGV, ...(o.inspect ? ["--inspect=127.0.0.1:0"] : []), GATEWAY_ENTRY];
 	// cwd is the bench's temp folder so a developer's .env is not read.
 	const proc = spawn(process.execPath, args, { cwd: o.workDir, env, stdio: ["ignore", out, "pipe"] });
 	fs.closeSync(out);
@@ -159,6 +159,7 @@ async function startFloor(mode: "hello" | "insert" | "select", workDir: string, 
 	const out = fs.openSync(logFile, "a");
 	const proc = fork(FLOOR_ENTRY, [mode], {
 		cwd: workDir,
+		execArgv: CHILD_EXEC_ARGV,
 		env: { PATH: process.env.PATH, NODE_ENV: "production", FLOOR_DATABASE_URL: databaseUrl, FLOOR_ORGANIZATION_ID: organizationId },
 		stdio: ["ignore", out, out, "ipc"],
 	});
@@ -235,12 +236,36 @@ function errorsNote(l: LoadResult): string {
 	return ` !! ERRORS: ${l.non2xx} non-2xx${codes ? ` (${codes})` : ""}, ${l.errors} socket errors, ${l.timeouts} timeouts: throughput counts 2xx only`;
 }
 
-function caseLine(r: CaseResult, floor?: CaseResult): string {
+/** Server CPU microseconds per request of a measured case (all requests, as the load generator counted them). */
+function cpuUsPerRequest(r: CaseResult | undefined): number | undefined {
+	if (!r?.cpu || !r.load || r.cpu.server === null || r.load.total === 0) return undefined;
+	return (r.cpu.server * r.cpu.seconds * 1e6) / r.load.total;
+}
+
+/**
+ * Each gateway case against its floor (issue 21): server CPU per request, whose ratio does not
+ * depend on how fast the machine is or how busy its other core is, and req/s beside it.
+ */
+const FLOORS: { case: string; floor: string; maxCpuRatio: number }[] = [
+	{ case: "create-intent", floor: "floor-insert", maxCpuRatio: 2 },
+	{ case: "retrieve-intent", floor: "floor-select", maxCpuRatio: 2 },
+	{ case: "key-auth", floor: "floor-hello", maxCpuRatio: 3 },
+];
+
+function caseLine(r: CaseResult, results: Map<string, CaseResult>): string {
 	if (!r.available || !r.load) return `${r.name}: not available${r.note ? ` (${r.note})` : ""}`;
 	const l = r.load;
-	let line = `${r.name}: ${l.rps.toFixed(0)} req/s p50 ${l.p50} ms p99 ${l.p99} ms`;
-	if (floor) {
-		line += floor.load ? ` floor ${floor.load.rps.toFixed(0)} req/s ratio ${(l.rps / floor.load.rps).toFixed(2)}` : " floor not measured";
+	const us = cpuUsPerRequest(r);
+	let line = `${r.name}: ${l.rps.toFixed(0)} req/s p50 ${l.p50} ms p99 ${l.p99} ms${us === undefined ? "" : ` ${us.toFixed(0)} us CPU/request`}`;
+	const pair = FLOORS.find(f => f.case === r.name);
+	if (pair) {
+		const floor = results.get(pair.floor);
+		const floorUs = cpuUsPerRequest(floor);
+		if (!floor?.load) line += ` ${pair.floor} not measured`;
+		else {
+			line += ` ${pair.floor} ${floor.load.rps.toFixed(0)} req/s${floorUs === undefined ? "" : ` ${floorUs.toFixed(0)} us`}: req/s ratio ${(l.rps / floor.load.rps).toFixed(2)}`;
+			if (us !== undefined && floorUs) line += `, CPU/request ratio ${(us / floorUs).toFixed(2)}`;
+		}
 	}
 	return line + errorsNote(l);
 }
@@ -251,10 +276,9 @@ function targetsLine(results: Map<string, CaseResult>): string {
 		const l = results.get(n)?.load;
 		return !!l && l.non2xx === 0 && l.errors === 0;
 	};
-	const verdict = (value: number | undefined, min: number, fmt: (v: number) => string, name: string, ...needs: string[]) => {
+	const verdict = (value: number | undefined, ok: (v: number) => boolean, fmt: (v: number) => string, name: string) => {
 		if (value === undefined || Number.isNaN(value)) return "n/a";
-		const ok = value >= min && needs.every(clean);
-		return `${ok ? "PASS" : "BELOW"} (${fmt(value)}${needs.every(clean) ? "" : `, ${name} had errors`})`;
+		return `${ok(value) && clean(name) ? "PASS" : "BELOW"} (${fmt(value)}${clean(name) ? "" : `, ${name} had errors`})`;
 	};
 	// The embedded default has no throughput target: it must answer every request it accepts.
 	const sqlite = results.get("sqlite-create-intent")?.load;
@@ -263,12 +287,20 @@ function targetsLine(results: Map<string, CaseResult>): string {
 	const fi = rps("floor-insert");
 	const r = rps("retrieve-intent");
 	const fh = rps("floor-hello");
+	const cpuRatio = (a: string, b: string) => {
+		const x = cpuUsPerRequest(results.get(a));
+		const y = cpuUsPerRequest(results.get(b));
+		return x === undefined || !y ? undefined : x / y;
+	};
 	return [
-		`targets: create-intent >= ${TARGETS.createRatio} x floor-insert ${verdict(c !== undefined && fi ? c / fi : undefined, TARGETS.createRatio, v => v.toFixed(2), "create-intent", "create-intent")}`,
-		`create-intent >= ${TARGETS.createRps} req/s ${verdict(c, TARGETS.createRps, v => `${v.toFixed(0)} req/s`, "create-intent", "create-intent")}`,
-		`retrieve-intent >= ${TARGETS.retrieveRatio} x floor-hello ${verdict(r !== undefined && fh ? r / fh : undefined, TARGETS.retrieveRatio, v => v.toFixed(2), "retrieve-intent", "retrieve-intent")}`,
+		...FLOORS.map(f => `${f.case} CPU/request <= ${f.maxCpuRatio} x ${f.floor} ${verdict(cpuRatio(f.case, f.floor), v => v <= f.maxCpuRatio, v => `${v.toFixed(2)} x`, f.case)}`),
+		`create-intent >= ${TARGETS.createRatio} x floor-insert req/s ${verdict(c !== undefined && fi ? c / fi : undefined, v => v >= TARGETS.createRatio, v => v.toFixed(2), "create-intent")}`,
+		`create-intent >= ${TARGETS.createRps} req/s ${verdict(c, v => v >= TARGETS.createRps, v => `${v.toFixed(0)} req/s`, "create-intent")}`,
+		`retrieve-intent >= ${TARGETS.retrieveRatio} x floor-hello req/s ${verdict(r !== undefined && fh ? r / fh : undefined, v => v >= TARGETS.retrieveRatio, v => v.toFixed(2), "retrieve-intent")}`,
 		`sqlite-create-intent every response 2xx ${sqliteVerdict}`,
-	].join("; ");
+	]
+		.map((t, i) => (i === 0 ? `targets: ${t}` : t))
+		.join("; ");
 }
 
 // ---------------------------------------------------------------- where the time goes
@@ -479,10 +511,10 @@ async function main(): Promise<void> {
 		if (cpuReport.length) lines.push("CPU during the measured runs (server = the process under test; cores of this machine):", ...cpuReport.map(l => `  ${l}`));
 		if (profileReport) lines.push(profileReport);
 		lines.push("");
-		if (want("create-intent")) lines.push(caseLine(results.get("create-intent") || { name: "create-intent", available: false, note: "not run" }, results.get("floor-insert")));
-		if (want("retrieve-intent")) lines.push(caseLine(results.get("retrieve-intent") || { name: "retrieve-intent", available: false, note: "not run" }, results.get("floor-hello")));
-		for (const n of ["key-auth", "floor-insert", "floor-hello", "floor-select"]) if (results.has(n)) lines.push(caseLine(results.get(n)!));
-		if (want("sqlite-create-intent")) lines.push(caseLine(results.get("sqlite-create-intent") || { name: "sqlite-create-intent", available: false, note: "not run" }));
+		for (const n of ["create-intent", "retrieve-intent"]) if (want(n)) lines.push(caseLine(results.get(n) || { name: n, available: false, note: "not run" }, results));
+		for (const n of ["key-auth", "floor-insert", "floor-hello", "floor-select"]) if (results.has(n)) lines.push(caseLine(results.get(n)!, results));
+		if (want("sqlite-create-intent")) lines.push(caseLine(results.get("sqlite-create-intent") || { name: "sqlite-create-intent", available: false, note: "not run" }, results));
+		lines.push(`load average at the end ${os.loadavg().map(v => v.toFixed(2)).join(" ")}`);
 		lines.push(targetsLine(results));
 		process.stdout.write(`${lines.join("\n")}\n`);
 		if (process.env.BENCH_JSON) {
