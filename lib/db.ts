@@ -104,15 +104,113 @@ export function isLockConflict(err: unknown): boolean {
  * once more from the start, up to `attempts` times: InnoDB documents that the application
  * should simply re-run a transaction it rolled back for a deadlock.
  */
-export async function inTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>, opts: { attempts?: number; retryOn?: (err: unknown) => boolean } = {}): Promise<T> {
+export async function inTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+	return withRetries(() => sequelize.transaction(fn), opts);
+}
+
+type RetryOptions = { attempts?: number; retryOn?: (err: unknown) => boolean };
+
+async function withRetries<T>(run: () => Promise<T>, opts: RetryOptions): Promise<T> {
 	const attempts = opts.attempts ?? 3;
 	for (let attempt = 1; ; attempt++) {
 		try {
-			return await sequelize.transaction(fn);
+			return await run();
 		} catch (err) {
 			if (attempt >= attempts || !(isLockConflict(err) || opts.retryOn?.(err))) throw err;
 		}
 	}
+}
+
+export type DriverError = Error & { sql?: string; errno?: number };
+interface DriverConnection {
+	query(sql: string, callback: (err: DriverError | null) => void): unknown;
+}
+interface TransactionSql {
+	startTransactionQuery(t: Transaction): string;
+	commitTransactionQuery(t: Transaction): string;
+	rollbackTransactionQuery(t: Transaction): string;
+}
+type SequelizeInternals = {
+	getQueryInterface(): { queryGenerator: TransactionSql };
+	dialect: { Query: new (connection: unknown, sequelize: Sequelize, options: object) => { formatError(err: DriverError, stack?: string): Error } };
+};
+type TransactionInternals = Transaction & {
+	connection: DriverConnection & { uuid?: string };
+	finished?: string;
+	_afterCommitHooks: Array<(t: Transaction) => unknown>;
+	prepareEnvironment(useCls: boolean): Promise<unknown>;
+	cleanup(): void;
+	forceCleanup(): Promise<void>;
+};
+
+/**
+ * A driver error of a statement sent past sequelize.query, as sequelize.query would throw it: the
+ * dialect's own formatError (a duplicate key is a UniqueConstraintError, a deadlock a
+ * DatabaseError whose `parent.errno` is 1213), so callers see the same errors.
+ */
+export function sequelizeError(sequelize: Sequelize, connection: unknown, err: DriverError, sql: string, transaction?: Transaction): Error {
+	err.sql = sql;
+	const Query = (sequelize as unknown as SequelizeInternals).dialect.Query;
+	return new Query(connection, sequelize, transaction ? { transaction } : {}).formatError(err, new Error().stack);
+}
+
+/** One statement of the transaction's control (START / COMMIT / ROLLBACK) straight on its connection. */
+function controlStatement(sequelize: Sequelize, t: TransactionInternals, sql: string): Promise<void> {
+	return new Promise((resolve, reject) => t.connection.query(sql, err => (err ? reject(sequelizeError(sequelize, t.connection, err, sql, t)) : resolve())));
+}
+
+/**
+ * A Sequelize transaction (the same Transaction object: model calls and lib/payments/rows.ts run
+ * in it as in any other) whose START TRANSACTION, COMMIT and ROLLBACK go to its mysql2
+ * connection directly: through sequelize.query they cost about 60 us of CPU a transaction
+ * (bench/orm-micro.ts, docs/benchmarks.md), on the hot POST /payment_intents. The statements are
+ * Sequelize's own (its query generator); connection handling, clean-up after a failed COMMIT
+ * (the connection is destroyed, its state unknown) and after-commit hooks are as in
+ * Transaction.commit / rollback. Other dialects: sequelize.transaction.
+ */
+async function driverTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>): Promise<T> {
+	if (sequelize.getDialect() !== "mysql") return sequelize.transaction(fn);
+	const sql = (sequelize as unknown as SequelizeInternals).getQueryInterface().queryGenerator;
+	const t = new Transaction(sequelize, {}) as TransactionInternals;
+	// Acquires the connection and runs begin(), replaced here by the driver's START TRANSACTION.
+	(t as unknown as { begin(): Promise<void> }).begin = () => controlStatement(sequelize, t, sql.startTransactionQuery(t));
+	await t.prepareEnvironment(false);
+	let result: T;
+	try {
+		result = await fn(t);
+	} catch (err) {
+		if (!t.finished) {
+			try {
+				await controlStatement(sequelize, t, sql.rollbackTransactionQuery(t));
+				t.cleanup();
+			} catch {
+				await t.forceCleanup().catch(() => undefined);
+			}
+			t.finished = "rollback";
+		}
+		throw err;
+	}
+	if (t.finished) throw new Error(`Transaction cannot be committed because it has been finished with state: ${t.finished}`);
+	try {
+		await controlStatement(sequelize, t, sql.commitTransactionQuery(t));
+		t.cleanup();
+	} catch (err) {
+		// Committed or not is unknown: the connection goes (as Transaction.commit does).
+		await t.forceCleanup().catch(() => undefined);
+		throw err;
+	} finally {
+		t.finished = "commit";
+	}
+	for (const hook of t._afterCommitHooks) await hook.call(t, t);
+	return result;
+}
+
+/**
+ * inTransaction for hot paths on MySQL: the same retries, with the transaction's own START /
+ * COMMIT / ROLLBACK sent through the driver (driverTransaction above).
+ */
+export async function inDriverTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+	return withRetries(() => driverTransaction(sequelize, fn), opts);
 }
 
 /** Sequelize's errors for "no connection to the database" (by name: they keep it across the transporter). */

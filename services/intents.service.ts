@@ -17,7 +17,8 @@ import { countMetric, METRIC, startCounters } from "../lib/metrics";
 import { amountRule, money, toAmountString } from "../lib/money";
 import type { TokenView } from "../lib/networks/view";
 import { quoteCheckout, resolvePair } from "../lib/payments/checkout";
-import { insertRow, selectOne } from "../lib/payments/rows";
+import { insertRow, selectOne, selectRow } from "../lib/payments/rows";
+import { inDriverTransaction } from "../lib/db";
 import type { PaymentsConfig } from "../lib/payments/config";
 import { canTransition, transition, transitionError } from "../lib/payments/intent-state";
 import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
@@ -97,10 +98,13 @@ interface IntentsVars {
 
 interface IntentsMethods extends OrgScopeMethods, IdempotencyMethods {
 	findOwn(ctx: Ctx<any>, id: string): Promise<{ intent: PaymentIntent; org: OrgScope }>;
-	fresh(intent: PaymentIntent): Promise<PaymentIntent>;
+	fresh<I extends FreshIntent>(intent: I): Promise<I | PaymentIntent>;
 	price(ctx: Ctx<any>, token: TokenView, amount: string, currency: string, fields: { amount: string; currency: string }): Promise<Priced>;
 	sweep(): Promise<SweepResult>;
 }
+
+/** What `fresh` reads of an intent: a model instance, or a plain row (selectRow). */
+type FreshIntent = Pick<PaymentIntent, "id" | "status" | "expiresAt" | "latestTransactionId" | "paymentLinkId">;
 
 type IntentsThis = Service<{ rest: string }> & IntentsVars & IntentsMethods;
 
@@ -158,7 +162,8 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 
 					const id = uuid();
 					const clientSecret = `${id}_secret_${randomBase62(32)}`;
-					const body = await inTransaction(sequelize, async t => {
+					// START / COMMIT through the driver on MySQL (lib/db.ts inDriverTransaction): the hot create path.
+					const body = await inDriverTransaction(sequelize, async t => {
 						const now = clock.now();
 						// Raw INSERTs with the models' columns and setters (lib/payments/rows.ts): the ORM's create
 						// cost several times the statements themselves on this hot path.
@@ -237,7 +242,13 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 			params: { $$strict: "remove", id: ID },
 			async handler(this: IntentsThis, ctx: Ctx<{ id: string }>) {
 				const { models } = appOf(this.broker);
-				const { intent } = await this.findOwn(ctx, ctx.params.id);
+				const org = await this.resolveOrganization(ctx);
+				if (!isUuid(ctx.params.id)) throw intentNotFound();
+				// A read for the response only: a plain row through the driver, no model instance
+				// (lib/payments/rows.ts). The organization stays in the WHERE: another's id is 404.
+				const row = await selectRow(models.PaymentIntent, { id: ctx.params.id, organizationId: org.id });
+				if (!row) throw intentNotFound();
+				const intent = await this.fresh(row);
 				return intentView(intent, await latestTransactionOf(models, intent));
 			},
 		},
@@ -469,7 +480,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 		},
 
 		/** Applies a due expiry (intent or its latest checkout) before the row is shown or changed. */
-		async fresh(this: IntentsThis, intent: PaymentIntent) {
+		async fresh<I extends FreshIntent>(this: IntentsThis, intent: I): Promise<I | PaymentIntent> {
 			const app = appOf(this.broker);
 			const now = app.clock.now();
 			const latest = await latestTransactionOf(app.models, intent);

@@ -14,6 +14,7 @@
  */
 import type { Attributes, Model, ModelStatic, Sequelize, Transaction } from "sequelize";
 import { QueryTypes } from "sequelize";
+import { sequelizeError, type DriverError } from "../db";
 
 type Setter = (this: { setDataValue(key: string, value: unknown): void }, value: unknown) => void;
 type Getter = (this: { getDataValue(key: string): unknown }) => unknown;
@@ -138,20 +139,17 @@ export async function insertRow<M extends Model>(model: ModelStatic<M>, values: 
 	return row as Attributes<M>;
 }
 
-type DriverError = Error & { errno?: number; sql?: string };
 interface Mysql2Connection {
 	execute(sql: string, values: unknown[], callback: (err: DriverError | null) => void): unknown;
 }
-type QueryClass = new (connection: unknown, sequelize: Sequelize, options: object) => { formatError(err: DriverError, stack?: string): Error };
 
 /**
  * Runs the plan's INSERT with `values` bound, in `transaction`. On MySQL it goes straight to the
  * transaction's own mysql2 connection (`execute`, as Sequelize itself runs bound statements):
  * sequelize.query's per-statement work (option merging, the retry wrapper, query hooks, a stack
  * captured for every statement) cost about 20 us a statement (bench/orm-micro.ts). A failure is
- * turned into Sequelize's error classes by the dialect's own formatError, as sequelize.query does
- * (a duplicate key is a UniqueConstraintError, a deadlock a DatabaseError whose `parent.errno` is
- * 1213), so callers see the same errors. Other dialects use sequelize.query with `bind`.
+ * turned into Sequelize's error classes (lib/db.ts sequelizeError). Other dialects use
+ * sequelize.query with `bind`.
  */
 async function execute(sequelize: Sequelize, plan: Plan, values: unknown[], transaction: Transaction): Promise<void> {
 	const connection = (transaction as unknown as { connection?: Partial<Mysql2Connection> }).connection;
@@ -166,9 +164,7 @@ async function execute(sequelize: Sequelize, plan: Plan, values: unknown[], tran
 	await new Promise<void>((resolve, reject) =>
 		conn.execute(sql, values, err => {
 			if (!err) return resolve();
-			err.sql = sql;
-			const Query = (sequelize as unknown as { dialect: { Query: QueryClass } }).dialect.Query;
-			reject(new Query(conn, sequelize, { transaction }).formatError(err, new Error().stack));
+			reject(sequelizeError(sequelize, conn, err, sql, transaction));
 		}),
 	);
 }
@@ -177,18 +173,10 @@ async function execute(sequelize: Sequelize, plan: Plan, values: unknown[], tran
  * The one row of `model` matching every `where` column (equality; give the primary key or a
  * unique column), as a model instance with the model's getters, or null. One SELECT ... LIMIT 1.
  */
-export async function selectOne<M extends Model>(model: ModelStatic<M>, where: Partial<Record<keyof Attributes<M> & string, string | number>>, transaction?: Transaction): Promise<M | null> {
+export async function selectOne<M extends Model>(model: ModelStatic<M>, where: Where<M>, transaction?: Transaction): Promise<M | null> {
 	const plan = planOf(model as unknown as ModelStatic<Model>);
-	const conditions: string[] = [];
-	const bound: Array<string | number> = [];
-	for (const [name, value] of Object.entries(where)) {
-		const field = plan.fieldOf.get(name);
-		if (field === undefined || value === undefined || value === null) throw new Error(`selectOne(${model.name}): bad condition on ${name}`);
-		bound.push(value);
-		conditions.push(`${field} = $${bound.length}`);
-	}
-	if (conditions.length === 0) throw new Error(`selectOne(${model.name}): no condition`);
-	const found = await (model.sequelize as Sequelize).query(`${plan.selectHead}${conditions.join(" AND ")} LIMIT 1`, {
+	const { sql, bound } = selectStatement(model, plan, where, false);
+	const found = await (model.sequelize as Sequelize).query(sql, {
 		bind: bound,
 		transaction,
 		model,
@@ -196,4 +184,60 @@ export async function selectOne<M extends Model>(model: ModelStatic<M>, where: P
 		type: QueryTypes.SELECT,
 	});
 	return (found[0] as M | undefined) ?? null;
+}
+
+type Where<M extends Model> = Partial<Record<keyof Attributes<M> & string, string | number>>;
+
+/** `<selectHead><field> = ? AND ...  LIMIT 1` with `?` (driver) or `$n` (Sequelize bind) placeholders, and the bound values. */
+function selectStatement<M extends Model>(model: ModelStatic<M>, plan: Plan, where: Where<M>, positional: boolean): { sql: string; bound: Array<string | number> } {
+	const conditions: string[] = [];
+	const bound: Array<string | number> = [];
+	for (const [name, value] of Object.entries(where)) {
+		const field = plan.fieldOf.get(name);
+		if (field === undefined || value === undefined || value === null) throw new Error(`select(${model.name}): bad condition on ${name}`);
+		bound.push(value as string | number);
+		conditions.push(`${field} = ${positional ? "?" : `$${bound.length}`}`);
+	}
+	if (conditions.length === 0) throw new Error(`select(${model.name}): no condition`);
+	return { sql: `${plan.selectHead}${conditions.join(" AND ")} LIMIT 1`, bound };
+}
+
+interface PooledConnections {
+	getConnection(options: { type: "read" | "write" }): Promise<{ execute(sql: string, values: unknown[], callback: (err: DriverError | null, rows: unknown) => void): unknown }>;
+	releaseConnection(connection: unknown): Promise<void> | void;
+}
+
+/**
+ * The one row of `model` matching every `where` column, as a plain object of its attributes read
+ * through the model's getters (what `instance.get()` gives), or null. For reads that only build a
+ * response (GET /payment_intents/:id): no instance is built. On MySQL the prepared statement goes
+ * to a connection of Sequelize's own pool through the driver (the pool's type casting, so dates
+ * and decimals come back as Sequelize reads them); elsewhere through sequelize.query.
+ */
+export async function selectRow<M extends Model>(model: ModelStatic<M>, where: Where<M>): Promise<Attributes<M> | null> {
+	const plan = planOf(model as unknown as ModelStatic<Model>);
+	const sequelize = model.sequelize as Sequelize;
+	if (sequelize.getDialect() !== "mysql") {
+		const found = await selectOne(model, where);
+		return found ? (found.get() as Attributes<M>) : null;
+	}
+	const { sql, bound } = selectStatement(model, plan, where, true);
+	const pool = (sequelize as unknown as { connectionManager: PooledConnections }).connectionManager;
+	const conn = await pool.getConnection({ type: "read" });
+	let rows: Array<Record<string, unknown>>;
+	try {
+		rows = await new Promise((resolve, reject) =>
+			conn.execute(sql, bound, (err: DriverError | null, result: unknown) => {
+				if (!err) return resolve(result as Array<Record<string, unknown>>);
+				reject(sequelizeError(sequelize, conn, err, sql));
+			}),
+		);
+	} finally {
+		await pool.releaseConnection(conn);
+	}
+	const raw = rows[0];
+	if (!raw) return null;
+	const row: Record<string, unknown> = {};
+	for (const column of plan.columns) row[column.name] = readBack(column, raw[column.name]);
+	return row as Attributes<M>;
 }

@@ -237,7 +237,7 @@ export async function findLink(models: Models, where: { id?: string; slug?: stri
 	return models.PaymentLink.findOne({ where: { ...where, deletedAt: null } });
 }
 
-export async function latestTransactionOf(models: Models, intent: PaymentIntent, t?: DbTx): Promise<Transaction | null> {
+export async function latestTransactionOf(models: Models, intent: Pick<PaymentIntent, "latestTransactionId">, t?: DbTx): Promise<Transaction | null> {
 	if (!intent.latestTransactionId) return null;
 	return models.Transaction.findByPk(intent.latestTransactionId, { transaction: t });
 }

@@ -5,7 +5,7 @@
  */
 import crypto from "node:crypto";
 import { QueryTypes } from "sequelize";
-import { insertRow, selectOne } from "../../../lib/payments/rows";
+import { insertRow, selectOne, selectRow } from "../../../lib/payments/rows";
 import { startNode, TestNode } from "../../helpers/harness";
 
 describe("lib/payments/rows", () => {
@@ -175,5 +175,27 @@ describe("lib/payments/rows", () => {
 		expect(await selectOne(models.PaymentIntent, { id: "x' OR '1'='1", organizationId: org })).toBeNull();
 		expect(await selectOne(models.PaymentIntent, { id: "x\u0000' OR '1'='1", organizationId: org })).toBeNull();
 		expect(await selectOne(models.PaymentIntent, { id: "$1", organizationId: "$2" })).toBeNull();
+	});
+
+	it("selectRow answers findOne's attributes as a plain object (getters applied), and null for another organization", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const id = crypto.randomUUID();
+		const withDates = { ...intentValues(id, org), expiresAt: expires, metadata: { orderId: "1234", nested: { a: [1, "x'y"] } }, withdrawalAddresses: { ethereum: "0xabc" } };
+		await sequelize.transaction(t => insertRow(models.PaymentIntent, withDates, t));
+		const row = await selectRow(models.PaymentIntent, { id, organizationId: org });
+		const orm = await models.PaymentIntent.findOne({ where: { id, organizationId: org } });
+		expect(row).not.toBeInstanceOf(models.PaymentIntent);
+		expect(row).toEqual(orm!.get());
+		expect(row!.expiresAt).toEqual(expires);
+		expect(row!.createdAt).toEqual(created);
+		expect(row!.tokenAmount).toBe("123456789012345678901234567890.123456789012345678");
+		expect(row!.metadata).toEqual({ orderId: "1234", nested: { a: [1, "x'y"] } });
+		expect(await selectRow(models.PaymentIntent, { id, organizationId: crypto.randomUUID() })).toBeNull();
+		expect(await selectRow(models.PaymentIntent, { id: "x' OR '1'='1", organizationId: org })).toBeNull();
+		expect(await selectRow(models.PaymentIntent, { id: "x\u0000' OR '1'='1", organizationId: org })).toBeNull();
+		// Many reads at once hand every pooled connection back (more than the pool holds).
+		const many = await Promise.all(Array.from({ length: 60 }, () => selectRow(models.PaymentIntent, { id, organizationId: org })));
+		expect(many.every(r => r?.id === id)).toBe(true);
 	});
 });
