@@ -79,8 +79,14 @@ interface WebhooksVars {
 	backlogTimer: NodeJS.Timeout | null;
 	running: Promise<void> | null;
 	again: boolean;
-	/** The next round also relays the outbox and takes over expired leases (not only claims). */
+	/** The next round also takes over expired leases (not only claims). */
 	fullRound: boolean;
+	/** The outbox relay, beside the claim rounds (its batch's writes take long on a busy database: claims go on meanwhile). */
+	relaying: Promise<void> | null;
+	/** Relay again once the running relay ends (asked for meanwhile). */
+	relayAgain: boolean;
+	/** Relay batches committed: a claim that found nothing due counts as exhausted only if none committed while it ran. */
+	relayed: number;
 	inFlight: Set<Promise<void>>;
 	inFlightByKey: Map<number, number>;
 	/** Claimed attempts not started yet (FIFO), and how many per key. */
@@ -101,6 +107,7 @@ interface WebhooksVars {
 interface WebhooksMethods extends OrgScopeMethods {
 	loopFailed(what: string, err: unknown, job: string): void;
 	kick(full?: boolean): void;
+	relay(): void;
 	round(full: boolean): Promise<void>;
 	claimRoom(full: boolean): { slots: number; freeByKey: Map<number, number>; keyCap: number } | null;
 	pump(): void;
@@ -412,12 +419,15 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 
 		/**
 		 * Runs a dispatch round now, or right after the one running. `full` (poll, new payment
-		 * event, start) also relays the outbox and takes over expired leases; a finished attempt
-		 * only asks for more claims.
+		 * event, start) also relays the outbox (beside the round: relay()) and takes over expired
+		 * leases; a finished attempt only asks for more claims.
 		 */
 		kick(this: WebhooksThis, full = true) {
 			if (this.stopping) return;
-			if (full) this.fullRound = true;
+			if (full) {
+				this.fullRound = true;
+				this.relay();
+			}
 			if (this.running) {
 				this.again = true;
 				return;
@@ -436,16 +446,43 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 				});
 		},
 
-		/** (Full: relay the outbox, take over interrupted attempts,) claim due attempts in batches and start them. */
-		async round(this: WebhooksThis, full: boolean) {
+		/**
+		 * Relays the outbox into the queue, a batch at a time until it is empty, beside the claim
+		 * rounds: each batch's deliveries are claimable once committed (a claim round is asked for),
+		 * while the next batch is relayed. One relay at a time per node; asked for while one runs,
+		 * it runs once more after it.
+		 */
+		relay(this: WebhooksThis) {
+			if (this.relaying) {
+				this.relayAgain = true;
+				return;
+			}
 			const app = appOf(this.broker);
 			const targetsOf = (ids: number[]) => this.targetsOf(ids);
-			// One relay batch a round, and the next round relays again while the outbox is full: a
-			// backlog's first deliveries leave while the rest is still being relayed.
-			if (full && (await relayOutbox(app, targetsOf, RELAY_BATCH)) === RELAY_BATCH && !this.stopping) {
-				this.fullRound = true;
-				this.again = true;
-			}
+			this.relayAgain = false;
+			this.relaying = (async () => {
+				for (;;) {
+					const relayed = await relayOutbox(app, targetsOf, RELAY_BATCH);
+					if (relayed > 0) {
+						// New rows are due: the last claim's "nothing left" no longer holds.
+						this.relayed++;
+						this.exhausted = false;
+						this.kick(false);
+					}
+					if (this.stopping || (relayed < RELAY_BATCH && !this.relayAgain)) return;
+					this.relayAgain = false;
+				}
+			})()
+				.catch(err => this.loopFailed("Relaying the outbox failed:", err, "relay"))
+				.finally(() => {
+					this.relaying = null;
+					if (this.relayAgain && !this.stopping) this.relay();
+				});
+		},
+
+		/** (Full: take over interrupted attempts,) claim due attempts in batches and start them. */
+		async round(this: WebhooksThis, full: boolean) {
+			const app = appOf(this.broker);
 			const interrupted = full ? await takeOverExpired(app, this.cfg, this.owner, 100) : [];
 			if (interrupted.length) {
 				await this.record(interrupted.map(delivery => ({ delivery, statusCode: null, response: "", error: INTERRUPTED, durationMs: null, url: delivery.url })));
@@ -454,6 +491,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 			while (!this.stopping && this.pending.length < MAX_PENDING_OUTCOMES) {
 				const room = this.claimRoom(full);
 				if (!room) return;
+				const relayedBefore = this.relayed;
 				const { rows: claimed, more } = await claimBatch(app, this.cfg, this.owner, { slots: room.slots, freeByKey: room.freeByKey, perEndpoint: room.keyCap });
 				for (const delivery of claimed) {
 					this.ready.push(delivery);
@@ -461,7 +499,8 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 				}
 				this.pump();
 				if (!more) {
-					this.exhausted = true;
+					// Unless a relay batch committed meanwhile (its rows may be what this claim did not see).
+					if (this.relayed === relayedBefore) this.exhausted = true;
 					return;
 				}
 				if (claimed.length < room.slots) return;
@@ -566,11 +605,13 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		/** One HTTP attempt to the key's current URL, signed with its secret. Never throws for the endpoint's faults. */
 		async attempt(this: WebhooksThis, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
 			const keyId = Number(delivery.apiKeyId);
-			const target = (await this.targetsOf([keyId])).get(keyId);
+			// The caches answer almost every attempt: no look-up call (nor its Map) then.
+			const cached = this.targets.get(keyId);
+			const target = cached === undefined ? (await this.targetsOf([keyId])).get(keyId) : (cached ?? undefined);
 			if (!receives(target) || target.organizationId !== delivery.organizationId) {
 				return { delivery, statusCode: null, response: "", error: "The API key was revoked or its webhook URL removed", durationMs: null, url: delivery.url, canceled: true };
 			}
-			const secret = await this.secretOf(keyId);
+			const secret = this.secrets.get(keyId) ?? (await this.secretOf(keyId));
 			const result = await sendWebhook({
 				url: target.webhookUrl,
 				body: delivery.body,
@@ -624,7 +665,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		async idle(this: WebhooksThis) {
 			this.kick();
 			for (;;) {
-				const busy = [this.running, this.flushing, ...this.inFlight, ...this.chores].filter(Boolean) as Array<Promise<unknown>>;
+				const busy = [this.running, this.relaying, this.flushing, ...this.inFlight, ...this.chores].filter(Boolean) as Array<Promise<unknown>>;
 				if (busy.length === 0 && !this.again && this.pending.length === 0 && this.ready.length === 0) return;
 				await Promise.allSettled(busy);
 				if (this.pending.length) await this.flushOutcomes();
@@ -735,6 +776,9 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		this.backlogTimer = null;
 		this.running = null;
 		this.again = false;
+		this.relaying = null;
+		this.relayAgain = false;
+		this.relayed = 0;
 		this.inFlight = new Set();
 		this.inFlightByKey = new Map();
 		this.ready = [];
@@ -782,6 +826,7 @@ const WebhooksService: ServiceSchema<{ rest: string }, WebhooksMethods & Record<
 		if (this.backlogTimer) clearInterval(this.backlogTimer);
 		this.pollTimer = this.pruneTimer = this.backlogTimer = null;
 		await this.running?.catch(() => undefined);
+		await this.relaying;
 		// Claimed attempts never started go back to the queue, due now for any node, uncounted.
 		const unsent = this.ready;
 		this.ready = [];

@@ -24,6 +24,7 @@ import type { WebhookTarget } from "../keys/webhook-url";
 import type { WebhooksConfig } from "./config";
 import { isDelivered, nextAttemptAt, truncateResponse } from "./policy";
 import type { WebhookOutcome } from "../metrics";
+import { changeRows, insertRows, selectRows, SqlValue } from "./sql";
 
 export type { WebhookTarget };
 
@@ -87,7 +88,7 @@ export function receives(target: WebhookTarget | undefined): target is WebhookTa
  */
 export async function relayOutbox(app: App, targetsOf: TargetsOf, batch: number): Promise<number> {
 	const { models, sequelize, clock } = app;
-	const peek = await models.OutboxEvent.findAll({ where: { publishedAt: null }, attributes: ["id", "apiKeyId"], order: [["createdAt", "ASC"]], limit: batch });
+	const peek = await models.OutboxEvent.findAll({ where: { publishedAt: null }, attributes: ["id", "apiKeyId"], order: [["createdAt", "ASC"]], limit: batch, raw: true });
 	if (peek.length === 0) return 0;
 	const keyIds = [...new Set(peek.map(r => r.apiKeyId).filter((id): id is number => id !== null && id !== undefined).map(Number))];
 	const targets = keyIds.length ? await targetsOf(keyIds) : new Map<number, WebhookTarget>();
@@ -117,8 +118,12 @@ export async function relayOutbox(app: App, targetsOf: TargetsOf, batch: number)
 				}),
 			);
 		}
-		if (deliveries.length) await models.WebhookDelivery.bulkCreate(deliveries, { transaction: t, validate: false, hooks: false });
-		await models.OutboxEvent.update({ publishedAt: now }, { where: { id: rows.map(r => r.id), publishedAt: null }, transaction: t });
+		if (deliveries.length) {
+			// Every column, as deliveryRow lists them (the same for each row).
+			const columns = Object.keys(deliveries[0]) as Array<keyof (typeof deliveries)[number]>;
+			await insertRows(sequelize, "webhook_deliveries", columns, deliveries.map(d => columns.map(c => d[c])), t);
+		}
+		await changeRows(sequelize, "UPDATE outbox_events SET publishedAt = ? WHERE id IN (?) AND publishedAt IS NULL", [now, rows.map(r => r.id)], t);
 		return rows.length;
 	});
 }
@@ -173,33 +178,56 @@ export async function claimDue(app: App, cfg: WebhooksConfig, owner: string, lim
 	return (await claimBatch(app, cfg, owner, limits)).rows;
 }
 
+/** A due row as the claim reads it: everything the attempt needs, so nothing is read back after the claim. */
+interface Candidate {
+	id: string;
+	eventId: string;
+	type: string;
+	organizationId: string;
+	apiKeyId: number | string;
+	userId: number | string | null;
+	url: string;
+	body: string;
+	attempts: number | string;
+}
+
 /**
  * Starts the next attempt of up to `slots` due deliveries, within the per-key limits, with one
- * SELECT of candidates, one conditional UPDATE (one lease token for the batch) and one read-back.
- * Returns the rows this node now holds, and `more`: false when every due row seen was claimed and
- * there were no others (nothing is left to claim until something new is due), true otherwise
- * (rows skipped for a key at its cap, a full candidate page, or rows another node took first).
+ * SELECT of candidates (with the columns the attempts need) and one conditional UPDATE under one
+ * lease token. The UPDATE matches a row only while it is still pending with the attempt count
+ * read (rows read with different counts are one UPDATE per count, in practice never more than
+ * one), so a row it changed is the row as read, its attempt that count + 1. When the UPDATE
+ * changed fewer rows than asked (another node claimed some first), the ids under our token are
+ * read back. Returns the rows this node now holds, and `more`: false when every due row seen was
+ * claimed and there were no others (nothing is left to claim until something new is due), true
+ * otherwise (rows skipped for a key at its cap, a full candidate page, or rows another node took
+ * first).
  */
 export async function claimBatch(app: App, cfg: WebhooksConfig, owner: string, limits: ClaimLimits): Promise<{ rows: ClaimedDelivery[]; more: boolean }> {
-	const { models, sequelize, clock } = app;
+	const { sequelize, clock } = app;
 	if (limits.slots <= 0) return { rows: [], more: true };
 	const now = clock.now();
 	const full = [...limits.freeByKey].filter(([, free]) => free <= 0).map(([id]) => id);
-	const candidates = await models.WebhookDelivery.findAll({
-		where: {
-			status: "pending",
-			nextAttemptAt: { [Op.lte]: now },
-			...(limits.deliveryId ? { id: limits.deliveryId } : {}),
-			...(full.length ? { apiKeyId: { [Op.notIn]: full } } : {}),
-		},
-		attributes: ["id", "apiKeyId"],
-		order: [["nextAttemptAt", "ASC"]],
-		// Room to skip rows of keys with few free slots left; keys at their cap are not read at all.
-		limit: limits.slots * 2,
-		raw: true,
-	});
-	const seenAll = candidates.length < limits.slots * 2;
-	const picked: string[] = [];
+	const values: Array<SqlValue | SqlValue[]> = [now];
+	let where = "status = 'pending' AND nextAttemptAt <= ?";
+	if (limits.deliveryId) {
+		where += " AND id = ?";
+		values.push(limits.deliveryId);
+	}
+	if (full.length) {
+		where += " AND apiKeyId NOT IN (?)";
+		values.push(full);
+	}
+	// Room to skip rows of keys with few free slots left; keys at their cap are not read at all.
+	const limit = limits.slots * 2;
+	values.push(limit);
+	const candidates = await selectRows<Candidate>(
+		sequelize,
+		`SELECT id, eventId, type, organizationId, apiKeyId, userId, url, body, attempts FROM webhook_deliveries WHERE ${where} ORDER BY nextAttemptAt ASC LIMIT ?`,
+		values,
+	);
+	const seenAll = candidates.length < limit;
+	const picked: Candidate[] = [];
 	const taken = new Map<number, number>();
 	for (const c of candidates) {
 		if (picked.length >= limits.slots) break;
@@ -207,20 +235,47 @@ export async function claimBatch(app: App, cfg: WebhooksConfig, owner: string, l
 		const free = (limits.freeByKey.get(key) ?? limits.perEndpoint) - (taken.get(key) ?? 0);
 		if (free <= 0) continue;
 		taken.set(key, (taken.get(key) ?? 0) + 1);
-		picked.push(c.id);
+		picked.push(c);
 	}
 	if (picked.length === 0) return { rows: [], more: !seenAll || candidates.length > 0 };
 	const token = uuid();
 	const leaseUntil = new Date(now.getTime() + cfg.leaseMs);
-	const [count] = await retryOnLockConflict(() =>
-		models.WebhookDelivery.update(
-			{ status: "sending", leaseOwner: owner, leaseToken: token, leaseUntil, attempts: sequelize.literal("attempts + 1") as unknown as number, updatedAt: now },
-			{ where: { id: picked, status: "pending" } },
-		),
-	);
+	let count = 0;
+	for (const group of groupBy(picked, c => String(c.attempts))) {
+		count += await retryOnLockConflict(() =>
+			changeRows(
+				sequelize,
+				"UPDATE webhook_deliveries SET status = 'sending', leaseOwner = ?, leaseToken = ?, leaseUntil = ?, attempts = attempts + 1, updatedAt = ? WHERE id IN (?) AND status = 'pending' AND attempts = ?",
+				[owner, token, leaseUntil, now, group.map(c => c.id), Number(group[0].attempts)],
+			),
+		);
+	}
 	const more = !seenAll || picked.length < candidates.length || count < picked.length;
 	if (count === 0) return { rows: [], more };
-	return { rows: await claimedRows(models, token, leaseUntil), more };
+	let ours = picked;
+	if (count < picked.length) {
+		const held = await selectRows<{ id: string }>(sequelize, "SELECT id FROM webhook_deliveries WHERE leaseToken = ? AND status = 'sending'", [token]);
+		const mine = new Set(held.map(r => r.id));
+		ours = picked.filter(c => mine.has(c.id));
+	}
+	const rows = ours.map(
+		(c): ClaimedDelivery => ({
+			id: c.id,
+			eventId: c.eventId,
+			type: c.type,
+			organizationId: c.organizationId,
+			apiKeyId: Number(c.apiKeyId),
+			userId: c.userId === null || c.userId === undefined ? null : Number(c.userId),
+			url: c.url,
+			body: c.body,
+			status: "sending",
+			attempts: Number(c.attempts) + 1,
+			leaseOwner: owner,
+			leaseToken: token,
+			leaseUntil,
+		}),
+	);
+	return { rows, more };
 }
 
 /** One statement outside a transaction, run again when InnoDB picked it as a deadlock victim. */
@@ -264,6 +319,9 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): T[][] {
 	return [...groups.values()];
 }
 
+/** The columns of a webhook_logs row written by recordOutcomes (the id is the table's own). */
+const LOG_COLUMNS = ["deliveryId", "eventId", "organizationId", "apiKeyId", "userId", "event", "url", "statusCode", "success", "attemptNumber", "error", "response", "durationMs", "createdAt"] as const;
+
 /**
  * Records finished attempts: each delivery's new state and its log row, in one DB transaction
  * for the batch. Attempts with the same claim token and the same new state (delivered; retry due
@@ -273,7 +331,7 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): T[][] {
  */
 export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: AttemptOutcome[]): Promise<RecordedAttempt[]> {
 	if (outcomes.length === 0) return [];
-	const { models, sequelize, clock } = app;
+	const { sequelize, clock } = app;
 	// A deadlock with another node's claim or record (InnoDB) rolls back and runs again.
 	return inTransaction(sequelize, async t => {
 		const now = clock.now();
@@ -288,45 +346,53 @@ export async function recordOutcomes(app: App, cfg: WebhooksConfig, outcomes: At
 		});
 		type Change = (typeof changes)[number];
 		// Only the lease holder writes: the claim's token in the WHERE. Rows of one group share it.
-		const groups = groupBy(changes, c => JSON.stringify([c.o.delivery.leaseToken, c.set]));
+		const groups = groupBy(changes, c => `${c.o.delivery.leaseToken}|${c.set.status}|${c.set.nextAttemptAt?.getTime() ?? ""}|${c.set.lastStatusCode ?? ""}|${c.set.lastError ?? ""}`);
 		const recorded: Change[] = [];
 		for (const group of groups) {
 			const token = group[0].o.delivery.leaseToken;
 			const ids = group.map(c => c.o.delivery.id);
-			const [count] = await models.WebhookDelivery.update(group[0].set, { where: { id: ids, leaseToken: token, status: "sending" }, transaction: t });
+			const set = group[0].set as Record<string, SqlValue>;
+			const columns = Object.keys(set);
+			const count = await changeRows(
+				sequelize,
+				`UPDATE webhook_deliveries SET ${columns.map(c => `${c} = ?`).join(", ")} WHERE id IN (?) AND leaseToken = ? AND status = 'sending'`,
+				[...columns.map(c => set[c]), ids, token],
+				t,
+			);
 			let ours = group;
 			if (count !== group.length) {
 				// Some lease ran out and was taken over meanwhile (a new token): record only the rows
 				// this update changed, i.e. those still under our token (locked by the update until commit).
-				const rows = await models.WebhookDelivery.findAll({ where: { id: ids, leaseToken: token, status: group[0].set.status }, attributes: ["id"], raw: true, transaction: t });
+				const rows = await selectRows<{ id: string }>(sequelize, "SELECT id FROM webhook_deliveries WHERE id IN (?) AND leaseToken = ? AND status = ?", [ids, token, set.status], t);
 				const mine = new Set(rows.map(r => r.id));
 				ours = group.filter(c => mine.has(c.o.delivery.id));
 			}
 			recorded.push(...ours);
 		}
-		const logs = [];
+		const logs: SqlValue[][] = [];
 		for (const { o } of recorded) {
 			if (o.canceled) continue;
 			const d = o.delivery;
 			const success = isDelivered(o.statusCode);
-			logs.push({
-				deliveryId: d.id,
-				eventId: d.eventId,
-				organizationId: d.organizationId,
-				apiKeyId: Number(d.apiKeyId),
-				userId: d.userId ?? null,
-				event: d.type,
-				url: o.url,
-				statusCode: o.statusCode,
+			// In LOG_COLUMNS' order.
+			logs.push([
+				d.id,
+				d.eventId,
+				d.organizationId,
+				Number(d.apiKeyId),
+				d.userId ?? null,
+				d.type,
+				o.url,
+				o.statusCode,
 				success,
-				attemptNumber: d.attempts,
-				error: success ? null : (o.error ?? `Endpoint answered ${o.statusCode}; only 200 counts as delivered`),
-				response: truncateResponse(o.response, cfg.responseMaxChars),
-				durationMs: o.durationMs,
-				createdAt: now,
-			});
+				d.attempts,
+				success ? null : (o.error ?? `Endpoint answered ${o.statusCode}; only 200 counts as delivered`),
+				truncateResponse(o.response, cfg.responseMaxChars),
+				o.durationMs,
+				now,
+			]);
 		}
-		if (logs.length) await models.WebhookLog.bulkCreate(logs, { transaction: t, validate: false, hooks: false });
+		if (logs.length) await insertRows(sequelize, "webhook_logs", LOG_COLUMNS, logs, t);
 		return recorded.filter(c => c.result !== null).map(c => ({ outcome: c.result as WebhookOutcome, durationMs: c.o.durationMs }));
 	});
 }

@@ -133,10 +133,10 @@ describe("webhooks service", () => {
 			// An event whose Moleculer event never came (emitted on a node that went away): only a full round relays it.
 			const id = crypto.randomUUID();
 			await node.app.models.OutboxEvent.create({ id, type: "payment_intent.canceled", organizationId: m.sandbox.id, apiKeyId: m.key.id, livemode: false, payload: { id: crypto.randomUUID(), status: "canceled" }, createdAt: new Date(), publishedAt: null });
-			const dispatcher = node.broker.getLocalService("webhooks") as unknown as { kick(full?: boolean): void; running: Promise<void> | null; again: boolean };
+			const dispatcher = node.broker.getLocalService("webhooks") as unknown as { kick(full?: boolean): void; running: Promise<void> | null; relaying: Promise<void> | null; again: boolean };
 			dispatcher.kick(false); // a round that only claims (as after an attempt finished)...
 			dispatcher.kick(true); // ...during which a new payment event asks for a relay
-			await until("dispatcher idle", () => dispatcher.running === null && !dispatcher.again);
+			await until("dispatcher idle", () => dispatcher.running === null && dispatcher.relaying === null && !dispatcher.again);
 			expect((await node.app.models.OutboxEvent.findByPk(id))!.publishedAt).not.toBeNull();
 			const [hit] = await receiver.waitFor(1);
 			expect(hit.json.id).toBe(id);
@@ -570,6 +570,99 @@ describe("webhooks service", () => {
 				expect(log(5)).toMatchObject({ success: false, statusCode: 503, attemptNumber: cfg.maxAttempts });
 				expect(log(6)).toBeUndefined();
 			} finally {
+				await node.stop();
+			}
+		});
+
+		it("a claim takes a row only as it read it: one claimed and recorded by another node meanwhile (attempt count moved on) or held by it is left alone", async () => {
+			const node = await start();
+			const { sequelize } = node.app;
+			try {
+				node.clock.freeze();
+				const m = await merchant(node, receiver.url);
+				await node.broker.destroyService(node.broker.getLocalService("webhooks")!);
+				const { models } = node.app;
+				const rows = await queued(node, m, 3);
+				// Between the claim's read of its candidates and its UPDATE, another node claims rows[0], fails
+				// and records it (pending again, attempt 1 counted, due now) and claims rows[1] (still sending).
+				let raced = false;
+				sequelize.addHook("afterQuery", "race", async (_options, query) => {
+					if (raced || !/^SELECT id, eventId, type/.test((query as unknown as { sql?: string }).sql ?? "")) return;
+					raced = true;
+					await models.WebhookDelivery.update({ attempts: 1 }, { where: { id: rows[0].id } });
+					await models.WebhookDelivery.update({ status: "sending", attempts: 1, leaseToken: crypto.randomUUID(), leaseOwner: "other" }, { where: { id: rows[1].id } });
+				});
+				const cfg = node.app.config.webhooks;
+				const claim = () => claimDue(node.app, cfg, "me", { slots: 10, freeByKey: new Map(), perEndpoint: 10 });
+				const first = await claim();
+				sequelize.removeHook("afterQuery", "race");
+				expect(raced).toBe(true);
+				expect(first.map(d => [d.id, d.attempts])).toEqual([[rows[2].id, 1]]);
+				expect(await models.WebhookDelivery.findByPk(rows[0].id)).toMatchObject({ status: "pending", attempts: 1, leaseToken: null });
+				expect(await models.WebhookDelivery.findByPk(rows[1].id)).toMatchObject({ status: "sending", leaseOwner: "other" });
+				// The next claim takes rows[0] for its second attempt, as stored.
+				const second = await claim();
+				expect(second.map(d => [d.id, d.attempts])).toEqual([[rows[0].id, 2]]);
+				expect(await models.WebhookDelivery.findByPk(rows[0].id)).toMatchObject({ status: "sending", attempts: 2, leaseToken: second[0].leaseToken, leaseOwner: "me" });
+			} finally {
+				sequelize.removeHook("afterQuery", "race");
+				await node.stop();
+			}
+		});
+
+		it("one batch to an endpoint that fails and one that succeeds: each delivery ends right, the failing ones retried with backoff, the response logged as answered", async () => {
+			const node = await start();
+			const http = await import("node:http");
+			// A failing answer with quotes, a backslash and a NUL byte: logged byte for byte on both backends.
+			const answer = `down "for" 'maintenance' \\ \u0000 end`;
+			let failing = true;
+			const flaky = http.createServer((req, res) => {
+				req.resume();
+				req.on("end", () => {
+					res.writeHead(failing ? 503 : 200, { "content-type": "text/plain" });
+					res.end(failing ? answer : "ok");
+				});
+			});
+			await new Promise<void>(r => flaky.listen(0, "127.0.0.1", r));
+			try {
+				node.clock.freeze();
+				const good = await merchant(node, receiver.url);
+				const bad = await merchant(node, `http://127.0.0.1:${(flaky.address() as { port: number }).port}/hooks`);
+				const { models } = node.app;
+				const cfg = node.app.config.webhooks;
+				const goodRows = await queued(node, good, 4);
+				const badRows = await queued(node, bad, 4, `http://127.0.0.1:${(flaky.address() as { port: number }).port}/hooks`);
+				const all = [...goodRows, ...badRows].map(r => r.id);
+				await drain(node);
+				await until("eight attempts logged", async () => (await models.WebhookLog.count({ where: { deliveryId: all } })) === 8);
+				// One claim took both endpoints' rows: one lease token.
+				const after = await models.WebhookDelivery.findAll({ where: { id: all } });
+				expect(new Set(after.map(r => r.leaseToken)).size).toBe(1);
+				const now = node.clock.now().getTime();
+				for (const row of after) {
+					if (goodRows.some(g => g.id === row.id)) expect(row).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200, lastError: null, leaseUntil: null });
+					else {
+						expect(row).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 503, lastError: "HTTP 503", leaseUntil: null });
+						expect(row.nextAttemptAt!.getTime() - now).toBe(cfg.backoffMs);
+					}
+				}
+				const badLogs = await models.WebhookLog.findAll({ where: { deliveryId: badRows.map(r => r.id) } });
+				expect(badLogs).toHaveLength(4);
+				for (const log of badLogs) expect(log).toMatchObject({ success: false, statusCode: 503, attemptNumber: 1, response: answer, error: "Endpoint answered 503; only 200 counts as delivered" });
+				expect(receiver.received).toHaveLength(4);
+				// The endpoint recovers; after the backoff the four are sent again, as attempt 2, and delivered.
+				failing = false;
+				node.clock.advance(cfg.backoffMs);
+				await drain(node);
+				await until("all eight delivered", async () => (await models.WebhookDelivery.count({ where: { id: all, status: "delivered" } })) === 8);
+				const logs = await models.WebhookLog.findAll({ where: { deliveryId: all } });
+				expect(logs).toHaveLength(12);
+				expect(new Set(logs.map(l => `${l.deliveryId}#${l.attemptNumber}`)).size).toBe(12);
+				expect(logs.filter(l => l.attemptNumber === 2).map(l => l.deliveryId).sort()).toEqual(badRows.map(r => r.id).sort());
+				expect(receiver.received).toHaveLength(4);
+			} finally {
+				flaky.closeAllConnections();
+				flaky.close();
 				await node.stop();
 			}
 		});
