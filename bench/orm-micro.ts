@@ -2,14 +2,15 @@
  * Micro-benchmark behind docs/benchmarks.md "What was changed": CPU per operation of the ways to
  * write an intent and its link, and to read an intent, through the real models on a fresh MySQL
  * database (dropped at the end). Sequential on one process, several rounds so the JIT is warm;
- * compare within a round. Run: `npm run build && node dist/bench/orm-micro.js`.
+ * compare within a round. Run: `npm run build && node dist/bench/orm-micro.js`, or from source
+ * `node -r ./test/helpers/ts-register.js bench/orm-micro.ts`.
  */
 import crypto from "node:crypto";
 import mysqlCallback from "mysql2";
 import mysql from "mysql2/promise";
 import { QueryTypes, Sequelize } from "sequelize";
-import { createSequelize, runMigrations } from "../lib/db";
-import { insertRow, selectOne } from "../lib/payments/rows";
+import { createSequelize, inDriverTransaction, runMigrations } from "../lib/db";
+import { insertRow, selectOne, selectRow } from "../lib/payments/rows";
 import { defineModels, Models } from "../models";
 
 const MYSQL_URL = (process.env.BENCH_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, "");
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
 		for (let round = 1; round <= ROUNDS; round++) {
 			console.log(`round ${round} of ${ROUNDS}, ${OPS} operations each`);
 			await measure("empty sequelize.transaction()", () => sequelize.transaction(async () => undefined));
+			await measure("empty inDriverTransaction() (lib/db.ts, create now)", () => inDriverTransaction(sequelize, async () => undefined));
 			await measure("START TRANSACTION + COMMIT on a raw mysql2 connection (callback API)", async () => {
 				await rawRun("START TRANSACTION");
 				await rawRun("COMMIT");
@@ -103,9 +105,16 @@ async function main(): Promise<void> {
 					await rawInsert(sequelize, "payment_intents", r.intent, t);
 				});
 			});
-			await measure("link + intent: insertRow (lib/payments/rows.ts, create now)", () => {
+			await measure("link + intent: insertRow in sequelize.transaction (create before)", () => {
 				const r = rows(org, token, network);
 				return sequelize.transaction(async t => {
+					await insertRow(models.PaymentLink, r.link, t);
+					await insertRow(models.PaymentIntent, r.intent, t);
+				});
+			});
+			await measure("link + intent: insertRow in inDriverTransaction (create now)", () => {
+				const r = rows(org, token, network);
+				return inDriverTransaction(sequelize, async t => {
 					await insertRow(models.PaymentLink, r.link, t);
 					await insertRow(models.PaymentIntent, r.intent, t);
 				});
@@ -118,7 +127,8 @@ async function main(): Promise<void> {
 			await measure("read intent: sequelize.query(sql, { model, mapToModel })", i =>
 				sequelize.query(sql, { replacements: [idOf(i), org], model: models.PaymentIntent, mapToModel: true }),
 			);
-			await measure("read intent: selectOne (lib/payments/rows.ts, findOwn now)", i => selectOne(models.PaymentIntent, { id: idOf(i), organizationId: org }));
+			await measure("read intent: selectOne (lib/payments/rows.ts, findOwn; GET before)", i => selectOne(models.PaymentIntent, { id: idOf(i), organizationId: org }));
+			await measure("read intent: selectRow (lib/payments/rows.ts, GET now)", i => selectRow(models.PaymentIntent, { id: idOf(i), organizationId: org }));
 		}
 	} finally {
 		for (const close of closers) await close().catch(() => undefined);
