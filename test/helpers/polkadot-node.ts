@@ -86,7 +86,7 @@ export interface PolkadotNode {
 	assetAdmin: KeyringPair;
 	/** A pair from a dev-style URI (e.g. "//Payer1"); sr25519 unless `type` (deposits are ed25519). */
 	pair(uri: string, type?: "sr25519" | "ed25519"): KeyringPair;
-	/** Sets an account's free native balance by storage (no block, no event); keeps its nonce. */
+	/** Sets an account's free native balance by storage (no block, no event), TotalIssuance moved by the difference; keeps its nonce. */
 	fund(address: string, planck: bigint): Promise<void>;
 	/** Writes an asset's details and metadata by storage (sufficient, owner = issuer = assetAdmin, no block). */
 	createAsset(asset: AssetDef): Promise<void>;
@@ -318,8 +318,12 @@ export async function startPolkadotNode(opts: PolkadotNodeOptions = {}): Promise
 		...after,
 	];
 	const fund = async (address: string, planck: bigint): Promise<void> => {
-		const current = (await api.query.system.account(address)) as unknown as { nonce: { toNumber(): number }; providers: { toNumber(): number }; consumers: { toNumber(): number }; sufficients: { toNumber(): number } };
-		await rpc("dev_setStorage", [{ System: { Account: [[[address], {
+		const current = (await api.query.system.account(address)) as unknown as { nonce: { toNumber(): number }; providers: { toNumber(): number }; consumers: { toNumber(): number }; sufficients: { toNumber(): number }; data: { free: { toBigInt(): bigint } } };
+		const issuance = ((await api.query.balances.totalIssuance()) as unknown as { toBigInt(): bigint }).toBigInt();
+		// TotalIssuance follows the written balance, as a mint would move it: the balances pallet's
+		// fungible withdraw refuses any amount above the total issuance (`Arithmetic::Underflow`).
+		const totalIssuance = issuance - current.data.free.toBigInt() + planck;
+		await rpc("dev_setStorage", [{ Balances: { TotalIssuance: totalIssuance.toString() }, System: { Account: [[[address], {
 			nonce: current.nonce.toNumber(),
 			consumers: current.consumers.toNumber(),
 			// An account with a free balance has at least one provider (as the runtime would count it).

@@ -10,11 +10,13 @@
  * Two nodes on one database: the core node (payments services) and a watcher node (networks,
  * transactions, watcher-polkadot), stopped while the blocks are made and started again after.
  */
+import { ApiPromise, WsProvider } from "@polkadot/api";
 import type { KeyringPair } from "@polkadot/keyring/types";
 import { u8aToHex } from "@polkadot/util";
 import { decodeAddress } from "@polkadot/util-crypto";
-import { MAX_BLOCKS_PER_READ } from "../../lib/chains/polkadot/source";
+import { createPolkadotSource, MAX_BLOCKS_PER_READ } from "../../lib/chains/polkadot/source";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { compareDecodes } from "../helpers/polkadot-events";
 import { ASSET_HUB_SPEC, ASSET_HUB_V900_SPEC, runtimeCodeOf, startPolkadotNode, USDT, type PolkadotNode } from "../helpers/polkadot-node";
 import { until } from "../helpers/until";
 import { startNode, type LogLine, type TestNode } from "../helpers/harness";
@@ -100,6 +102,7 @@ describe("Polkadot watcher across a runtime upgrade (chopsticks, statemine 900 t
 		const c = await checkout("2", USDT_TOKEN, "usdt");
 		const d = await checkout("0.25", USDT_TOKEN, "usdt");
 		const e = await checkout("0.5", USDT_TOKEN, "usdt");
+		const f = await checkout("1.25");
 		// The watcher has read up to the head; stopped, it reads nothing more until it starts again.
 		const head = await dot.head();
 		await until("cursor at the head", async () => ((await cursor()) ?? -1) >= head.number, 120_000);
@@ -112,7 +115,8 @@ describe("Polkadot watcher across a runtime upgrade (chopsticks, statemine 900 t
 		const b1 = await payUsdt(b.address, 1_500_000n);
 		const c1 = await payUsdt(c.address, 500_000n);
 		const upgraded = await dot.upgradeRuntime(runtimeCodeOf(ASSET_HUB_SPEC));
-		// After it (statemine 1,000,000): USDT transferred and issued (see docs/watchers.md for why no DOT).
+		// After it (statemine 1,000,000): DOT transferred, USDT transferred and issued.
+		const f1 = await payDot(f.address, DOT_UNIT + DOT_UNIT / 4n);
 		const c2 = await payUsdt(c.address, 1_500_000n);
 		const d1 = await payUsdt(d.address, 250_000n);
 		const e2 = await dot.mintAsset(USDT.id, e.address, 500_000n);
@@ -130,15 +134,40 @@ describe("Polkadot watcher across a runtime upgrade (chopsticks, statemine 900 t
 		expect(typeof await successWeight(a1.hash)).toBe("number");
 		expect(await successWeight(e2.hash)).toEqual({ refTime: expect.any(Number), proofSize: expect.any(Number) });
 
+		// The watcher's decoder (events-codec.ts, chosen by the spec version at the parent) gives what
+		// @polkadot/api gives, on both sides: the old code's blocks, the block that applied the upgrade
+		// (the old code ran it), the new code's first (its migrations), and the payments after it.
+		// The reference is a client started after the upgrade: the node's own client, which lived
+		// through it, decoded the two upgrade blocks with the new runtime's types (seen: @polkadot/api
+		// finds a block's registry first by the last block hash a registry served).
+		const source = createPolkadotSource({ networkId: NET, rpcUrl: dot.url, timeoutMs: 60_000, ss58Prefix: 0 });
+		const reference = await ApiPromise.create({ provider: new WsProvider(dot.url), noInitWarn: true });
+		try {
+			const firstNew = await dot.rpc<string>("chain_getBlockHash", [upgraded.number + 1]);
+			const paid = new Map<string, string[]>();
+			for (const hash of [a1.hash, b1.hash, c1.hash, upgraded.hash, firstNew, f1.hash, c2.hash, d1.hash, e2.hash]) {
+				paid.set(hash, (await compareDecodes(source, reference, hash, new Set([String(USDT.id)]))).found.map(p => `${p.asset}:${p.to}:${p.amount}`));
+			}
+			const id = (address: string) => u8aToHex(decodeAddress(address));
+			expect(paid.get(a1.hash)).toContain(`:${id(a.address)}:${DOT_UNIT / 2n}`);
+			expect(paid.get(b1.hash)).toContain(`${USDT.id}:${id(b.address)}:1500000`);
+			expect(paid.get(f1.hash)).toContain(`:${id(f.address)}:${DOT_UNIT + DOT_UNIT / 4n}`);
+			expect(paid.get(d1.hash)).toContain(`${USDT.id}:${id(d.address)}:250000`);
+		} finally {
+			await source.close();
+			await reference.disconnect();
+		}
+
 		// One read: the whole range fits in one step of the source.
 		expect(e2.number - from).toBeLessThanOrEqual(MAX_BLOCKS_PER_READ);
 		watcher = await startWatcher();
-		for (const t of [a, b, c, d, e]) await until(`${t.txId} completed`, async () => (await getTx(t.txId)).status === "completed", 180_000, lastLogs);
+		for (const t of [a, b, c, d, e, f]) await until(`${t.txId} completed`, async () => (await getTx(t.txId)).status === "completed", 180_000, lastLogs);
 		expect(await getTx(a.txId)).toMatchObject({ amountReceived: "0.5" });
 		expect(await getTx(b.txId)).toMatchObject({ amountReceived: "1.5" });
 		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "2" });
 		expect(await getTx(d.txId)).toMatchObject({ amountReceived: "0.25" });
 		expect(await getTx(e.txId)).toMatchObject({ amountReceived: "0.5" });
+		expect(await getTx(f.txId)).toMatchObject({ amountReceived: "1.25" });
 
 		const expected = async () => ({
 			a: [[a1.hash, await eventIndex(a1.hash, "balances", "Transfer", a.address), "0.5"]],
@@ -146,8 +175,9 @@ describe("Polkadot watcher across a runtime upgrade (chopsticks, statemine 900 t
 			c: [[c1.hash, await eventIndex(c1.hash, "assets", "Transferred", c.address, USDT.id), "0.5"], [c2.hash, await eventIndex(c2.hash, "assets", "Transferred", c.address, USDT.id), "1.5"]],
 			d: [[d1.hash, await eventIndex(d1.hash, "assets", "Transferred", d.address, USDT.id), "0.25"]],
 			e: [[e2.hash, await eventIndex(e2.hash, "assets", "Issued", e.address, USDT.id), "0.5"]],
+			f: [[f1.hash, await eventIndex(f1.hash, "balances", "Transfer", f.address), "1.25"]],
 		});
-		const actual = async () => ({ a: await credits(a.txId), b: await credits(b.txId), c: await credits(c.txId), d: await credits(d.txId), e: await credits(e.txId) });
+		const actual = async () => ({ a: await credits(a.txId), b: await credits(b.txId), c: await credits(c.txId), d: await credits(d.txId), e: await credits(e.txId), f: await credits(f.txId) });
 		const want = await expected();
 		expect(await actual()).toEqual(want);
 

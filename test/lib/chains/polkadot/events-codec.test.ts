@@ -6,24 +6,11 @@
  * so the same payments, in blocks with native and asset transfers, a failed extrinsic, another
  * asset's transfer, batches and inbound XCM messages.
  */
-import { decodeAddress } from "@polkadot/util-crypto";
-import { u8aToHex } from "@polkadot/util";
-import { blockCredits, type EventView } from "../../../../lib/chains/polkadot/events";
 import { createPolkadotSource, type PolkadotSource } from "../../../../lib/chains/polkadot/source";
+import { compareDecodes, norm } from "../../../helpers/polkadot-events";
 import { startPolkadotNode, USDC, USDT, type PolkadotNode } from "../../../helpers/polkadot-node";
 
 const ASSETS = new Set([String(USDT.id)]);
-
-/** An account as 0x-hex, whatever its form (SS58 from @polkadot/api, hex from the watcher's decoder); anything else as it is. */
-function norm(s: string): string {
-	if (/^0x[0-9a-f]{64}$/.test(s) || /^\d+$/.test(s)) return s;
-	try {
-		const id = decodeAddress(s);
-		return id.length === 32 ? u8aToHex(id) : s;
-	} catch {
-		return s;
-	}
-}
 
 describe("System.Events decoded from raw storage with metadata-built codecs, against @polkadot/api's decode", () => {
 	let dot: PolkadotNode;
@@ -39,39 +26,7 @@ describe("System.Events decoded from raw storage with metadata-built codecs, aga
 		await dot?.stop();
 	});
 
-	/** @polkadot/api's decode of the block's events (api.at: the block's registry), as the watcher's views. */
-	const byPolkadotApi = async (hash: string): Promise<EventView[]> => {
-		const records = (await (await dot.api.at(hash)).query.system.events()) as unknown as Array<{
-			phase: { isApplyExtrinsic: boolean; asApplyExtrinsic: { toNumber(): number } };
-			event: { section: string; method: string; data: Array<{ toString(): string }> };
-		}>;
-		return records.map((r, index) => ({
-			index,
-			section: r.event.section,
-			method: r.event.method,
-			extrinsic: r.phase.isApplyExtrinsic ? r.phase.asApplyExtrinsic.toNumber() : null,
-			data: r.event.data.map(d => d.toString()),
-		}));
-	};
-
-	/** Both decodes agree on every event and on the block's payments; returns the payments. */
-	const compare = async (hash: string) => {
-		const [ours, theirs] = await Promise.all([source.api.events(hash), byPolkadotApi(hash)]);
-		expect(ours.length).toBeGreaterThan(0);
-		expect(ours.map(e => [e.index, e.section, e.method, e.extrinsic])).toEqual(theirs.map(e => [e.index, e.section, e.method, e.extrinsic]));
-		// Fields: given for the events the watcher reads, the same values (accounts compared as ids).
-		let withFields = 0;
-		for (const [i, e] of ours.entries()) {
-			if (e.data.length === 0) continue;
-			withFields++;
-			expect({ i, name: `${e.section}.${e.method}`, data: e.data.map(norm) }).toEqual({ i, name: `${e.section}.${e.method}`, data: theirs[i].data.map(norm) });
-		}
-		expect(withFields).toBeGreaterThan(0);
-		const credits = (events: EventView[]) => blockCredits(events, ASSETS).map(c => ({ ...c, to: norm(c.to) }));
-		const found = credits(ours);
-		expect(found).toEqual(credits(theirs));
-		return { ours, found };
-	};
+	const compare = (hash: string) => compareDecodes(source, dot.api, hash, ASSETS);
 
 	it("decodes a block of batched native and USDT payments, a failed extrinsic and a USDC transfer as @polkadot/api does: the same payments", async () => {
 		const payer = dot.pair("//CodecPayer");
