@@ -14,6 +14,7 @@
  * - **By an inbound XCM message** (teleports and reserve transfers): the events a message's
  *   execution emits come right before its outcome event (`DmpQueue.ExecutedDownward` on runtimes
  *   with the DMP queue, where the parachainSystem inherent executes downward messages;
+ *   `XcmpQueue.Success` / `Fail` for a sibling's (HRMP) messages, executed by the XCMP queue there;
  *   `MessageQueue.Processed` on runtimes with the message queue, which executes them in
  *   Initialization / Finalization). Events of the same phase after the previous outcome event (or
  *   the phase's start) up to an outcome event are that message's: there `Balances.Deposit`,
@@ -60,8 +61,13 @@ export function successfulExtrinsics(events: readonly EventView[]): Set<number> 
 	return ok;
 }
 
-/** Outcome events of an inbound XCM message, emitted after the events of its execution. */
-const XCM_OUTCOMES = new Set(["dmpQueue.ExecutedDownward", "messageQueue.Processed"]);
+/**
+ * Outcome events of an inbound XCM message, emitted after the events of its execution: downward
+ * (DMP queue), horizontal from a sibling parachain on runtimes with the XCMP queue executing them
+ * (`XcmpQueue.Success` / `Fail`, in the parachainSystem inherent's phase or a `serviceOverweight`
+ * extrinsic's), and either on runtimes with the message queue.
+ */
+const XCM_OUTCOMES = new Set(["dmpQueue.ExecutedDownward", "xcmpQueue.Success", "xcmpQueue.Fail", "messageQueue.Processed"]);
 
 /** Indices of the events that belong to an inbound XCM message's execution (see the file comment). */
 export function xcmMessageEvents(events: readonly EventView[]): Set<number> {

@@ -162,6 +162,35 @@ describe("Polkadot events: XCM arrivals", () => {
 		expect(blockCredits(events, ASSETS).map(c => [c.eventIndex, c.amount])).toEqual([[3, 7000n]]);
 	});
 
+	it("credits a sibling parachain's (HRMP) arrivals executed by the XCMP queue in the inherent, after the downward ones, whatever the outcome", () => {
+		index = 0;
+		// XcmpQueue.Success { message_hash, message_id, weight } / Fail { message_hash, message_id, error, weight }
+		// after each message's events (cumulus' xcmp-queue of the test runtime, field names from its metadata).
+		const events = [
+			ev(0, "system", "ExtrinsicSuccess", "{}"),
+			ev(1, "parachainSystem", "DownwardMessagesReceived", "1"),
+			ev(1, "balances", "Deposit", DEPOSIT, "100"),
+			ev(1, "dmpQueue", "ExecutedDownward", "0x01", "0x01", `{"complete":${WEIGHT}}`),
+			ev(1, "parachainSystem", "DownwardMessagesProcessed", WEIGHT, "0xb1c3"),
+			// Native from the sibling's sovereign account (WithdrawAsset, BuyExecution, DepositAsset).
+			ev(1, "balances", "Withdraw", OTHER, "1000000000000"),
+			ev(1, "balances", "Deposit", DEPOSIT, "999990000000"),
+			ev(1, "balances", "Deposit", POT, "10000000"),
+			ev(1, "xcmpQueue", "Success", "0x02", "0x02", WEIGHT),
+			// USDT from its account, then an error after DepositAsset: Incomplete, the deposit stays.
+			ev(1, "assets", "Burned", "1984", OTHER, "5000000"),
+			ev(1, "assets", "Issued", "1984", DEPOSIT, "5000000"),
+			ev(1, "xcmpQueue", "Fail", "0x03", "0x03", '{"trap":7}', WEIGHT),
+			ev(1, "system", "ExtrinsicSuccess", '{"weight":{"refTime":125000000,"proofSize":0},"class":"Mandatory","paysFee":"No"}'),
+		];
+		const credits = blockCredits(events, ASSETS);
+		expect(credits.filter(c => c.to === DEPOSIT).map(c => [c.eventIndex, c.extrinsic, c.xcm, c.asset, c.amount])).toEqual([
+			[2, 1, true, "", 100n],
+			[6, 1, true, "", 999_990_000_000n],
+			[10, 1, true, "1984", 5_000_000n],
+		]);
+	});
+
 	it("credits the message queue's arrivals in Initialization / Finalization (the live runtimes' shape), not the hooks' other events", () => {
 		index = 0;
 		// MessageQueue.Processed { id, origin, weight_used, success } after each message's events (polkadot-sdk's pallet-message-queue).
