@@ -145,9 +145,16 @@ describe("Polkadot watcher across a runtime upgrade (chopsticks, statemine 900 t
 		try {
 			const firstNew = await dot.rpc<string>("chain_getBlockHash", [upgraded.number + 1]);
 			const paid = new Map<string, string[]>();
-			for (const hash of [a1.hash, b1.hash, c1.hash, upgraded.hash, firstNew, f1.hash, c2.hash, d1.hash, e2.hash]) {
-				paid.set(hash, (await compareDecodes(source, reference, hash, new Set([String(USDT.id)]))).found.map(p => `${p.asset}:${p.to}:${p.amount}`));
+			const names = new Map<string, string[]>();
+			for (const hash of [a1.hash, b1.hash, c1.hash, upgraded.number - 1, upgraded.hash, firstNew, f1.hash, c2.hash, d1.hash, e2.hash]) {
+				const at = typeof hash === "number" ? await dot.rpc<string>("chain_getBlockHash", [hash]) : hash;
+				const { ours, found } = await compareDecodes(source, reference, at, new Set([String(USDT.id)]));
+				paid.set(at, found.map(p => `${p.asset}:${p.to}:${p.amount}`));
+				names.set(at, ours.map(e => `${e.section}.${e.method}`));
 			}
+			// The upgrade's own events, decoded with the old runtime's metadata (the code that ran those blocks).
+			expect(names.get(await dot.rpc<string>("chain_getBlockHash", [upgraded.number - 1]))).toContain("parachainSystem.ValidationFunctionStored");
+			expect(names.get(upgraded.hash)).toContain("parachainSystem.ValidationFunctionApplied");
 			const id = (address: string) => u8aToHex(decodeAddress(address));
 			expect(paid.get(a1.hash)).toContain(`:${id(a.address)}:${DOT_UNIT / 2n}`);
 			expect(paid.get(b1.hash)).toContain(`${USDT.id}:${id(b.address)}:1500000`);
