@@ -104,8 +104,12 @@ const ASSET_NAME = /^[A-Za-z0-9_-]{1,64}\.(js|css)$/;
 /** Session validity and key look-ups are cached briefly; logout/revocation clear them on every node by event. */
 const AUTH_CACHE_TTL_MS = 30_000;
 const AUTH_CACHE_MAX_ENTRIES = 100_000;
-/** Look-ups of the caller must not hold a request for the full call timeout. */
-const AUTH_CALL_TIMEOUT_MS = 5_000;
+/**
+ * Look-ups of the caller must not hold a request for the full call timeout (30 s), but they read the
+ * database: under a burst they queue behind its writers (SQLite's one writer, MySQL's pool), and at
+ * 5 s a loaded machine answered 503 to signed-in users whose requests would have succeeded.
+ */
+const AUTH_CALL_TIMEOUT_MS = 15_000;
 const MAX_TOKEN_LENGTH = 4096;
 /** Key and secret of Basic credentials: printable ASCII, bounded (real ones are ~40 and ~56 characters). */
 const CREDENTIAL_PART = /^[\x21-\x7e]{1,256}$/;
@@ -628,18 +632,12 @@ const ApiService: GatewaySchema = {
 
 		/** `true`/`false`, or `null` when the auth service cannot answer and the route is public. */
 		async sessionActive(this: GatewayThis, ctx: Context<unknown, AuthMeta>, sessionId: string, requirement: AuthRequirement) {
-			const cached = this.sessionCache.get(sessionId);
-			if (cached !== undefined) return cached;
-			const generation = this.sessionCache.generation;
-			let active: boolean;
 			try {
-				active = (await ctx.call("auth.sessionActive", { sessionId }, { timeout: AUTH_CALL_TIMEOUT_MS })) === true;
+				// Not stored if the session ended while we were asking; concurrent requests of one session ask once.
+				return await this.sessionCache.lookup(sessionId, async () => (await ctx.call("auth.sessionActive", { sessionId }, { timeout: AUTH_CALL_TIMEOUT_MS })) === true);
 			} catch (err) {
 				return this.verifierFailed(err, requirement, "Invalid token", "bearer");
 			}
-			// Not stored if the session ended while we were asking.
-			this.sessionCache.set(sessionId, active, generation);
-			return active;
 		},
 
 		async resolveBasic(this: GatewayThis, ctx: Context<unknown, AuthMeta>, value: string, requirement: AuthRequirement) {
@@ -650,22 +648,18 @@ const ApiService: GatewaySchema = {
 			const secret = sep > 0 ? decoded.slice(sep + 1) : "";
 			if (!CREDENTIAL_PART.test(key) || !CREDENTIAL_PART.test(secret)) throw unauthorized("Invalid API key");
 			const cacheKey = digest(`${key}:${secret}`, this.cacheKeySalt);
-			let principal = this.keyCache.get(cacheKey);
-			if (principal === undefined) {
-				const generation = this.keyCache.generation;
-				let found: unknown;
-				try {
-					found = await ctx.call("keys.authenticate", { key, secret }, { timeout: AUTH_CALL_TIMEOUT_MS });
-				} catch (err) {
-					this.verifierFailed(err, requirement, "Invalid API key", "basic");
-					return;
-				}
-				const p = found as Partial<AuthApiKey> | null;
-				principal = p && Number.isSafeInteger(p.id) && typeof p.organizationId === "string" && (p.mode === "live" || p.mode === "sandbox")
-					? { id: p.id as number, organizationId: p.organizationId, mode: p.mode }
-					: null;
-				// Not stored if a key changed while we were asking (a revocation must win).
-				this.keyCache.set(cacheKey, principal, generation);
+			let principal: AuthApiKey | null;
+			try {
+				// Not stored if a key changed while we were asking (a revocation must win); concurrent requests with one key ask once.
+				principal = await this.keyCache.lookup(cacheKey, async () => {
+					const p = (await ctx.call("keys.authenticate", { key, secret }, { timeout: AUTH_CALL_TIMEOUT_MS })) as Partial<AuthApiKey> | null;
+					return p && Number.isSafeInteger(p.id) && typeof p.organizationId === "string" && (p.mode === "live" || p.mode === "sandbox")
+						? { id: p.id as number, organizationId: p.organizationId, mode: p.mode }
+						: null;
+				});
+			} catch (err) {
+				this.verifierFailed(err, requirement, "Invalid API key", "basic");
+				return;
 			}
 			if (!principal) throw unauthorized("Invalid API key");
 			ctx.meta.apiKey = principal;

@@ -85,4 +85,53 @@ describe("TtlCache", () => {
 		expect(cache.get("k")).toBeUndefined();
 		expect(cache.generation).toBe(g);
 	});
+
+	/** A load the test answers by hand, counting how often it was asked. */
+	const manualLoads = <V>() => {
+		const pending: Array<{ resolve(v: V): void; reject(e: Error): void }> = [];
+		const load = () => new Promise<V>((resolve, reject) => pending.push({ resolve, reject }));
+		return { pending, load };
+	};
+
+	it("lookup: concurrent look-ups of one key share one load, and the answer is cached", async () => {
+		const cache = new TtlCache<string, boolean | null>(1000, 10, clock);
+		const { pending, load } = manualLoads<boolean | null>();
+		const answers = Promise.all([cache.lookup("s", load), cache.lookup("s", load), cache.lookup("s", load)]);
+		const other = cache.lookup("t", load);
+		expect(pending).toHaveLength(2);
+		pending[0].resolve(null);
+		pending[1].resolve(true);
+		await expect(answers).resolves.toEqual([null, null, null]);
+		await expect(other).resolves.toBe(true);
+		// null is a value (an unknown key), served from the cache without a load.
+		await expect(cache.lookup("s", load)).resolves.toBeNull();
+		expect(pending).toHaveLength(2);
+	});
+
+	it("lookup: a look-up after an invalidation does not join the flight before it, whose stale answer is not stored", async () => {
+		const cache = new TtlCache<string, boolean>(1000, 10, clock);
+		const { pending, load } = manualLoads<boolean>();
+		const before = cache.lookup("s", load);
+		cache.delete("s"); // the session ended while the first look-up was asking
+		const after = cache.lookup("s", load);
+		expect(pending).toHaveLength(2);
+		pending[1].resolve(false);
+		pending[0].resolve(true);
+		await expect(before).resolves.toBe(true);
+		await expect(after).resolves.toBe(false);
+		expect(cache.get("s")).toBe(false);
+	});
+
+	it("lookup: a failed load reaches every waiter and is not kept", async () => {
+		const cache = new TtlCache<string, boolean>(1000, 10, clock);
+		const { pending, load } = manualLoads<boolean>();
+		const both = [cache.lookup("s", load), cache.lookup("s", load)];
+		pending[0].reject(new Error("auth away"));
+		for (const p of both) await expect(p).rejects.toThrow("auth away");
+		expect(cache.get("s")).toBeUndefined();
+		const again = cache.lookup("s", load);
+		expect(pending).toHaveLength(2);
+		pending[1].resolve(true);
+		await expect(again).resolves.toBe(true);
+	});
 });
