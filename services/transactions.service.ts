@@ -244,11 +244,17 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 		 */
 		creditBatch: {
 			visibility: "public",
-			params: { $$strict: "remove", networkId: ID, items: { type: "array", min: 1, max: BATCH_MAX, items: { type: "object", strict: "remove", props: CREDIT_ITEM } } },
-			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; items: Array<Omit<CreditParams, "networkId">> }>): Promise<BatchCreditResult[]> {
+			params: {
+				$$strict: "remove",
+				networkId: ID,
+				items: { type: "array", min: 1, max: BATCH_MAX, items: { type: "object", strict: "remove", props: CREDIT_ITEM } },
+				// Answers without each item's checkout view (what a watcher asks: it reads only credited / duplicate / reason).
+				brief: { type: "boolean", optional: true },
+			},
+			async handler(this: TransactionsThis, ctx: Ctx<{ networkId: string; items: Array<Omit<CreditParams, "networkId">>; brief?: boolean }>): Promise<BatchCreditResult[]> {
 				const network = (await ctx.call("networks.getNetwork", { id: ctx.params.networkId })) as NetworkView;
 				const items = ctx.params.items.map(i => ({ ...i, networkId: network.id }));
-				return creditTransfers(appOf(this.broker), this.broker, this.logger, network, tokenCaller(ctx), items);
+				return creditTransfers(appOf(this.broker), this.broker, this.logger, network, tokenCaller(ctx), items, { brief: ctx.params.brief === true });
 			},
 		},
 

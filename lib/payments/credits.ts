@@ -11,7 +11,7 @@
  * (network, txHash, logIndex) keeps every credit exactly once.
  */
 import type { Logger, ServiceBroker } from "moleculer";
-import { Op, type Transaction as DbTx } from "sequelize";
+import { Op, type Model, type ModelStatic, type Transaction as DbTx } from "sequelize";
 import type { App } from "../app";
 import { forbidden, notFound } from "../errors";
 import { countMetric, METRIC } from "../metrics";
@@ -26,7 +26,8 @@ import { canTransition, transition, tryTransition } from "./intent-state";
 import { canSettleLink, effectiveLinkStatus } from "./link-state";
 import { recordRecredit, restoreCheckout } from "./reversals";
 import { applyCredit, assertSimulatable } from "./settlement";
-import { DeferredWrites, Effects, forUpdate, HeldCheckouts, inSlices, inTransaction, isUniqueViolation, lapseCheckouts, LockedPayment, recordIntentEvent, withPaymentLocked } from "./store";
+import { insertRows, selectRows } from "./rows";
+import { DeferredWrites, Effects, HeldCheckouts, inSlices, inTransaction, isUniqueViolation, lapseCheckouts, LockedPayment, recordIntentEvent, withPaymentLocked } from "./store";
 import { transactionView } from "./views";
 
 export interface CreditParams {
@@ -107,7 +108,7 @@ async function applyLockedCredit(
 	network: NetworkView,
 	token: TokenView,
 	prior: TransactionCredit | null,
-	opts: { inserted?: boolean; held?: HeldCheckouts; known?: KnownDetections; writes?: DeferredWrites } = {},
+	opts: { inserted?: boolean; held?: HeldCheckouts; known?: KnownDetections; writes?: DeferredWrites; brief?: boolean } = {},
 ): Promise<Applied> {
 	const { models, clock } = app;
 	// The checkout's, intent's and link's row changes: saved now, or (a batch) all at its end.
@@ -123,7 +124,7 @@ async function applyLockedCredit(
 			prior.blockHash = p.blockHash;
 			await prior.save({ transaction: t });
 		}
-		return { result: { credited: false, duplicate: true, reason: "duplicate" as const, transaction: transactionView(tx) }, intentSettled: false, duplicate: true };
+		return { result: { credited: false, duplicate: true, reason: "duplicate" as const, ...viewOf(tx, opts.brief) }, intentSettled: false, duplicate: true };
 	}
 	// A transfer whose credit a deep reorg reversed, mined again: the same credit counts again (docs/payments.md "Reversals").
 	const recredit = prior;
@@ -164,7 +165,7 @@ async function applyLockedCredit(
 			intent.latestTransactionId = tx.id;
 			intent.updatedAt = now;
 			await persist(intent);
-			if (tr?.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, currency);
+			if (tr?.event) await recordIntentEvent(models, t, effects, intent, tr.event, now, tx, currency, opts.writes);
 		}
 	}
 	if (out.settled) {
@@ -189,8 +190,11 @@ async function applyLockedCredit(
 		effects.emit("payments.transaction.completed", event);
 	}
 	if (recredit) await recordRecredit(app, t, effects, { tx, intent, credit: recredit, currency, now });
-	return { result: { credited: true, duplicate: false, counted, transaction: transactionView(tx) }, intentSettled: intent !== null && out.settled, recredited: !!recredit };
+	return { result: { credited: true, duplicate: false, counted, ...viewOf(tx, opts.brief) }, intentSettled: intent !== null && out.settled, recredited: !!recredit };
 }
+
+/** The answer's checkout view, left out of a brief answer (the watcher reads only credited / duplicate / reason). */
+const viewOf = (tx: Transaction, brief?: boolean) => (brief ? {} : { transaction: transactionView(tx) });
 
 function creditRow(p: CreditParams, network: NetworkView, token: TokenView, tx: Transaction, counted: boolean, now: Date) {
 	return { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex, transactionId: tx.id, tokenId: token.id, amount: p.amount, counted, confirmations: p.confirmations ?? null, simulated: p.simulated === true, blockHash: p.blockHash ?? null, createdAt: now };
@@ -284,7 +288,7 @@ interface Pending {
  * repeating an earlier one's transfer is answered as its duplicate. Rare cases go through the
  * single path after the batch: a reversed credit mined again, a checkout that is gone.
  */
-export async function creditTransfers(app: App, broker: ServiceBroker, logger: Logger, network: NetworkView, tokenOf: TokenOf, items: CreditParams[]): Promise<BatchCreditResult[]> {
+export async function creditTransfers(app: App, broker: ServiceBroker, logger: Logger, network: NetworkView, tokenOf: TokenOf, items: CreditParams[], opts: { brief?: boolean } = {}): Promise<BatchCreditResult[]> {
 	const { models } = app;
 	const results: Array<BatchCreditResult | undefined> = new Array(items.length);
 	const normalize = addressNormalizer(network);
@@ -323,7 +327,7 @@ export async function creditTransfers(app: App, broker: ServiceBroker, logger: L
 	if (batch.length) {
 		const effects = new Effects();
 		try {
-			const applied = await lockedBatch(app, effects, network, tokens, batch);
+			const applied = await lockedBatch(app, effects, network, tokens, batch, opts.brief === true);
 			for (const [item, committed] of applied.done) {
 				results[item.index] = committed.result;
 				if (!committed.duplicate) countCommitted(broker, logger, network, item.p, item.transactionId, committed);
@@ -337,7 +341,11 @@ export async function creditTransfers(app: App, broker: ServiceBroker, logger: L
 		}
 	}
 	later.sort((a, b) => a.index - b.index);
-	for (const item of later) results[item.index] = await creditAlone(app, broker, logger, network, tokenOf, item.p);
+	for (const item of later) {
+		const answer = await creditAlone(app, broker, logger, network, tokenOf, item.p);
+		if (opts.brief && "transaction" in answer) delete answer.transaction;
+		results[item.index] = answer;
+	}
 	return results as BatchCreditResult[];
 }
 
@@ -353,28 +361,32 @@ async function creditAlone(app: App, broker: ServiceBroker, logger: Logger, netw
 }
 
 /** The batch's DB transaction (run again, from the lock-order read, when that order moved meanwhile). */
-async function lockedBatch(app: App, effects: Effects, network: NetworkView, tokens: ReadonlyMap<string, TokenView>, batch: Pending[]): Promise<{ done: Array<[Pending, Applied]>; alone: Pending[] }> {
+async function lockedBatch(app: App, effects: Effects, network: NetworkView, tokens: ReadonlyMap<string, TokenView>, batch: Pending[], brief: boolean): Promise<{ done: Array<[Pending, Applied]>; alone: Pending[] }> {
 	const { models, sequelize } = app;
 	for (let moved = 0; ; moved++) {
 		// Read in its own statement, before the DB transaction (withPaymentLocked's rule: lock first, then read).
-		const order = await models.Transaction.findAll({ where: { id: { [Op.in]: sorted(batch.map(b => b.transactionId)) } }, attributes: ["id", "intentId", "paymentLinkId"], raw: true });
+		const order = await inSlices(sorted(batch.map(b => b.transactionId)), slice => models.Transaction.findAll({ where: { id: { [Op.in]: slice } }, attributes: ["id", "intentId", "paymentLinkId"], raw: true }));
 		const intentOf = new Map(order.map(o => [o.id, o.intentId ?? null]));
 		try {
 			return await inTransaction(
 				sequelize,
 				async t => {
 					effects.events.length = 0;
-					// One statement per table, ids ascending, in the one order: intents, links, transactions.
-					const intentIds = sorted(order.map(o => o.intentId));
-					const intents = byId(intentIds.length ? await models.PaymentIntent.findAll({ where: { id: { [Op.in]: intentIds } }, order: [["id", "ASC"]], ...forUpdate(t) }) : []);
+					// Per table, ids ascending, in the one order: intents, links, transactions. Plain rows, not
+					// model instances (lib/payments/rows.ts): the batch writes what changed in them at its end.
+					const locked = <M extends Model>(model: ModelStatic<M>, ids: string[]) => inSlices(ids, slice => selectRows(model, { id: slice } as never, t, { lock: true, orderBy: "id" as never }));
+					const intents = byId((await locked(models.PaymentIntent, sorted(order.map(o => o.intentId)))) as unknown as PaymentIntent[]);
 					const linkIds = sorted(order.map(o => o.paymentLinkId));
-					const links = byId(linkIds.length ? await models.PaymentLink.findAll({ where: { id: { [Op.in]: linkIds } }, order: [["id", "ASC"]], ...forUpdate(t) }) : []);
-					const txs = byId(await models.Transaction.findAll({ where: { id: { [Op.in]: order.map(o => o.id).sort() } }, order: [["id", "ASC"]], ...forUpdate(t) }));
+					const links = byId((await locked(models.PaymentLink, linkIds)) as unknown as PaymentLink[]);
+					const txs = byId((await locked(models.Transaction, order.map(o => o.id).sort())) as unknown as Transaction[]);
 					for (const tx of txs.values()) if ((tx.intentId ?? null) !== intentOf.get(tx.id)) throw new BatchLockOrderMoved();
 					// The links' other pending checkouts, which a settling credit lapses (lapseCheckouts): locked
 					// after the transactions, as the single path locks them; no checkout opens meanwhile (the links are locked).
-					const siblings = (await inSlices(linkIds, slice => models.Transaction.findAll({ where: { paymentLinkId: { [Op.in]: slice }, status: "pending" }, order: [["id", "ASC"]], ...forUpdate(t) }))).filter(s => !txs.has(s.id));
+					const siblings = ((await inSlices(linkIds, slice => selectRows(models.Transaction, { paymentLinkId: slice, status: "pending" }, t, { lock: true, orderBy: "id" }))) as unknown as Transaction[]).filter(s => !txs.has(s.id));
 					const writes = new DeferredWrites();
+					writes.hold(models.PaymentIntent, intents.values() as never);
+					writes.hold(models.PaymentLink, links.values() as never);
+					writes.hold(models.Transaction, [...txs.values(), ...siblings] as never);
 					const held: HeldCheckouts = { byId: new Map([...txs, ...siblings.map(s => [s.id, s] as const)]), links: new Set(linkIds), writes };
 					// Plain read under the checkouts' locks (as the single path's).
 					const priors = await inSlices([...new Set(batch.map(b => b.p.txHash))], slice => models.TransactionCredit.findAll({ where: { networkId: network.id, txHash: { [Op.in]: slice } }, transaction: t }));
@@ -396,25 +408,25 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					for (const r of run) if (!r.prior) perCheckout.set(r.item.transactionId, (perCheckout.get(r.item.transactionId) ?? 0) + 1);
 					const now = app.clock.now();
 					const bulk = run.filter(r => !r.prior && perCheckout.get(r.item.transactionId) === 1);
-					if (bulk.length) {
-						await models.TransactionCredit.bulkCreate(
-							bulk.map(r => {
-								const token = tokens.get(r.item.p.tokenId)!;
-								return creditRow(r.item.p, network, token, r.rows.tx!, token.id === r.rows.tx!.payerTokenId, now);
-							}),
-							{ transaction: t },
-						);
-					}
+					await insertRows(
+						models.TransactionCredit,
+						bulk.map(r => {
+							const token = tokens.get(r.item.p.tokenId)!;
+							return creditRow(r.item.p, network, token, r.rows.tx!, token.id === r.rows.tx!.payerTokenId, now);
+						}),
+						t,
+					);
 					const inserted = new Set(bulk.map(r => r.item));
 					// Their detections and credits' least confirmations, read once for all (settleDetection's reads).
 					const known = await KnownDetections.load(models, t, sorted(bulk.map(r => r.item.transactionId)));
 					const done: Array<[Pending, Applied]> = [];
 					for (const r of run) {
 						const once = inserted.has(r.item);
-						const applied = await applyLockedCredit(app, t, effects, r.rows, r.item.p, network, tokens.get(r.item.p.tokenId)!, r.prior, { inserted: once, held, writes, ...(once ? { known } : {}) });
+						const applied = await applyLockedCredit(app, t, effects, r.rows, r.item.p, network, tokens.get(r.item.p.tokenId)!, r.prior, { inserted: once, held, writes, brief, ...(once ? { known } : {}) });
 						done.push([r.item, applied]);
 					}
-					// The checkouts, intents and links, one statement per table (nothing above read them again after their locks).
+					// The checkouts, intents and links, one statement per table (nothing above read them again after
+					// their locks), then the outbox rows in one INSERT.
 					await writes.flush(t);
 					return { done, alone };
 				},

@@ -241,3 +241,169 @@ export async function selectRow<M extends Model>(model: ModelStatic<M>, where: W
 	for (const column of plan.columns) row[column.name] = readBack(column, raw[column.name]);
 	return row as Attributes<M>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Multi-row work without model instances (a credit batch: lib/payments/credits.ts)
+
+type Bindable = string | number | boolean | null;
+type Condition = Bindable | readonly Bindable[];
+
+interface ColumnType {
+	key?: string;
+}
+
+/** Attribute name -> whether it is a BOOLEAN / DATE column, and which attribute auto-increments (skipped by insertRows). */
+function kindsOf(model: ModelStatic<Model>) {
+	const booleans = new Set<string>();
+	const dates = new Set<string>();
+	let autoIncrement: string | null = null;
+	for (const [name, attr] of Object.entries(model.getAttributes())) {
+		const key = (attr.type as unknown as ColumnType)?.key;
+		if (key === "BOOLEAN") booleans.add(name);
+		if (key === "DATE") dates.add(name);
+		if (attr.autoIncrement) autoIncrement = name;
+	}
+	return { booleans, dates, autoIncrement };
+}
+const kinds = new WeakMap<ModelStatic<Model>, ReturnType<typeof kindsOf>>();
+function kindOf(model: ModelStatic<Model>) {
+	let k = kinds.get(model);
+	if (!k) kinds.set(model, (k = kindsOf(model)));
+	return k;
+}
+
+/** The value to bind for `column` (its setter applied, a Date as the dialect's DATE string). */
+function bindValue(column: Column, value: unknown): unknown {
+	const s = stored(column, value);
+	return s instanceof Date && column.date ? column.date(s) : s;
+}
+
+function dialectOf(model: ModelStatic<Model>): string {
+	return (model.sequelize as Sequelize).getDialect();
+}
+
+/**
+ * Rows of `model` matching every `where` column (equality, or IN for an array), as plain objects
+ * the way a read of the model gives them (its getters applied: money through normalizeDecimal,
+ * JSON parsed; booleans as booleans, dates as Dates), without building model instances. `lock`:
+ * SELECT ... FOR UPDATE on MySQL (SQLite's transactions are IMMEDIATE: writers run one at a time).
+ */
+export async function selectRows<M extends Model>(
+	model: ModelStatic<M>,
+	where: Partial<Record<keyof Attributes<M> & string, Condition>>,
+	transaction: Transaction | undefined,
+	opts: { lock?: boolean; orderBy?: keyof Attributes<M> & string } = {},
+): Promise<Array<Attributes<M>>> {
+	const m = model as unknown as ModelStatic<Model>;
+	const plan = planOf(m);
+	const { booleans, dates } = kindOf(m);
+	const bound: unknown[] = [];
+	const conditions: string[] = [];
+	for (const [name, value] of Object.entries(where) as Array<[string, Condition | undefined]>) {
+		const field = plan.fieldOf.get(name);
+		if (field === undefined || value === undefined) throw new Error(`selectRows(${model.name}): bad condition on ${name}`);
+		if (Array.isArray(value)) {
+			if (value.length === 0) return [];
+			conditions.push(`${field} IN (${value.map(v => (bound.push(v), `$${bound.length}`)).join(",")})`);
+		} else if (value === null) conditions.push(`${field} IS NULL`);
+		else conditions.push(`${field} = $${bound.push(value)}`);
+	}
+	if (conditions.length === 0) throw new Error(`selectRows(${model.name}): no condition`);
+	const order = opts.orderBy ? ` ORDER BY ${plan.fieldOf.get(opts.orderBy)} ASC` : "";
+	const lock = opts.lock && dialectOf(m) === "mysql" ? " FOR UPDATE" : "";
+	const sequelize = model.sequelize as Sequelize;
+	const found = (await sequelize.query(`${plan.selectHead}${conditions.join(" AND ")}${order}${lock}`, { bind: bound, transaction, type: QueryTypes.SELECT, raw: true })) as Array<Record<string, unknown>>;
+	const timezone = (sequelize as unknown as { options: { timezone?: string } }).options.timezone ?? "+00:00";
+	return found.map(raw => {
+		const row: Record<string, unknown> = {};
+		for (const column of plan.columns) {
+			let value = raw[column.name];
+			if (value !== null && value !== undefined) {
+				// SQLite hands back its DATE text and 0/1 (as Sequelize's SQLite DATE parser reads them); MySQL's driver Dates.
+				if (dates.has(column.name) && typeof value === "string") value = new Date(value.includes("+") ? value : value + timezone);
+				else if (booleans.has(column.name) && typeof value !== "boolean") value = Number(value) !== 0;
+			}
+			row[column.name] = readBack(column, value);
+		}
+		return row as Attributes<M>;
+	});
+}
+
+/**
+ * INSERTs `rows` of `model` in one statement, every column bound (setters applied, as
+ * Model.bulkCreate writes them). A column a row leaves undefined takes the attribute's default,
+ * else NULL when it allows it, else it is an error; an auto-increment key is left to the database.
+ * The model's beforeBulkCreate / afterBulkCreate hooks run with the rows, as bulkCreate runs them.
+ */
+export async function insertRows<M extends Model>(model: ModelStatic<M>, rows: ReadonlyArray<Partial<Attributes<M>>>, transaction: Transaction): Promise<void> {
+	if (rows.length === 0) return;
+	const m = model as unknown as ModelStatic<Model> & { runHooks(name: string, ...args: unknown[]): Promise<void> };
+	const plan = planOf(m);
+	// Bound values per statement under SQLite's limit (32,766) and MySQL's (65,535).
+	const perStatement = Math.max(1, Math.floor(30_000 / plan.columns.length));
+	if (rows.length > perStatement) {
+		for (let i = 0; i < rows.length; i += perStatement) await insertRows(model, rows.slice(i, i + perStatement), transaction);
+		return;
+	}
+	const attributes = m.getAttributes() as Record<string, { defaultValue?: unknown; allowNull?: boolean }>;
+	const { autoIncrement } = kindOf(m);
+	const columns = plan.columns.filter(c => c.name !== autoIncrement);
+	const options = { transaction };
+	await m.runHooks("beforeBulkCreate", rows, options);
+	const bound: unknown[] = [];
+	const tuples: string[] = [];
+	for (const given of rows as ReadonlyArray<Record<string, unknown>>) {
+		const marks: string[] = [];
+		for (const column of columns) {
+			let value = given[column.name];
+			if (value === undefined) {
+				const attr = attributes[column.name];
+				if (attr.defaultValue !== undefined && typeof attr.defaultValue !== "function" && typeof attr.defaultValue !== "object") value = attr.defaultValue;
+				else if (attr.allowNull !== false) value = null;
+				else throw new Error(`insertRows(${model.name}): no value for column ${column.name}`);
+			}
+			marks.push(`$${bound.push(bindValue(column, value))}`);
+		}
+		tuples.push(`(${marks.join(",")})`);
+	}
+	const table = (m.sequelize!.getQueryInterface() as unknown as { queryGenerator: { quoteTable(t: unknown): string } }).queryGenerator.quoteTable(m.getTableName());
+	const sql = `INSERT INTO ${table} (${columns.map(c => plan.fieldOf.get(c.name)).join(",")}) VALUES ${tuples.join(",")}`;
+	await (m.sequelize as Sequelize).query(sql, { bind: bound, transaction, type: QueryTypes.INSERT, raw: true });
+	await m.runHooks("afterBulkCreate", rows, options);
+}
+
+/**
+ * UPDATEs `rows` of `model` (plain rows with their primary key `id`) in one statement: each
+ * column in `fields` set per row (`CASE id WHEN … THEN … ELSE column END`), setters applied.
+ * Only for rows the caller holds locked. The model's afterBulkCreate hooks run with the rows (what
+ * listens to multi-row writes of checkouts: lib/payments/checkout-changes.ts).
+ */
+export async function updateRows<M extends Model>(model: ModelStatic<M>, rows: ReadonlyArray<Attributes<M>>, fields: ReadonlyArray<keyof Attributes<M> & string>, transaction: Transaction): Promise<void> {
+	if (rows.length === 0 || fields.length === 0) return;
+	// Bound values per statement under SQLite's limit (32,766) and MySQL's (65,535).
+	const perStatement = Math.max(1, Math.floor(30_000 / (2 * fields.length + 1)));
+	if (rows.length > perStatement) {
+		for (let i = 0; i < rows.length; i += perStatement) await updateRows(model, rows.slice(i, i + perStatement), fields, transaction);
+		return;
+	}
+	const m = model as unknown as ModelStatic<Model> & { runHooks(name: string, ...args: unknown[]): Promise<void> };
+	const plan = planOf(m);
+	const idField = plan.fieldOf.get("id");
+	if (!idField || m.primaryKeyAttribute !== "id") throw new Error(`updateRows(${model.name}): needs the primary key id`);
+	const byName = new Map(plan.columns.map(c => [c.name, c]));
+	const bound: unknown[] = [];
+	const sets = fields.map(name => {
+		const column = byName.get(name);
+		const field = plan.fieldOf.get(name);
+		if (!column || !field || name === "id") throw new Error(`updateRows(${model.name}): bad field ${name}`);
+		const cases = rows.map(r => {
+			const row = r as Record<string, unknown>;
+			return `WHEN $${bound.push(row.id)} THEN $${bound.push(bindValue(column, row[name]))}`;
+		});
+		return `${field} = CASE ${idField} ${cases.join(" ")} ELSE ${field} END`;
+	});
+	const ids = rows.map(r => `$${bound.push((r as Record<string, unknown>).id)}`);
+	const table = (m.sequelize!.getQueryInterface() as unknown as { queryGenerator: { quoteTable(t: unknown): string } }).queryGenerator.quoteTable(m.getTableName());
+	await (m.sequelize as Sequelize).query(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${idField} IN (${ids.join(",")})`, { bind: bound, transaction, type: QueryTypes.UPDATE, raw: true });
+	await m.runHooks("afterBulkCreate", rows, { transaction });
+}

@@ -14,7 +14,7 @@
  * - Expiry is evaluated by a periodic sweep and again, scoped to the row, before every read.
  */
 import type { ServiceBroker } from "moleculer";
-import { Model, ModelStatic, Op, Sequelize, Transaction as DbTx, WhereOptions } from "sequelize";
+import { Attributes, Model, ModelStatic, Op, Sequelize, Transaction as DbTx, WhereOptions } from "sequelize";
 import type { App } from "../app";
 import { chainParamsFor, codecFor } from "../chains";
 import { loadOrCreateSeed, seedFingerprint } from "../chains/seed";
@@ -31,6 +31,7 @@ import { EVENTS_WITH_LATEST, IntentEventType, IntentOperation, OPEN_STATES, tran
 import { assertLinkPayable, effectiveLinkStatus, isFinalLinkStatus } from "./link-state";
 import type { QuoteAmounts } from "./quote";
 import { lapsedStatus } from "./settlement";
+import { insertRows, updateRows } from "./rows";
 import { intentEventObject } from "./views";
 
 // ---------------------------------------------------------------------------------------------
@@ -184,14 +185,15 @@ export async function recordIntentEvent(
 	now: Date,
 	latest: Transaction | null,
 	latestCurrency?: string,
+	writes?: DeferredWrites,
 ): Promise<void> {
 	const object = intentEventObject(intent, latest, latestCurrency, EVENTS_WITH_LATEST.includes(type));
 	const id = uuid();
 	const livemode = intent.mode === "live";
-	await models.OutboxEvent.create(
-		{ id, type, organizationId: intent.organizationId, apiKeyId: intent.apiKeyId ?? null, livemode, payload: object, createdAt: now, publishedAt: null },
-		{ transaction: t },
-	);
+	const row = { id, type, organizationId: intent.organizationId, apiKeyId: intent.apiKeyId ?? null, livemode, payload: object, createdAt: now, publishedAt: null };
+	// A credit batch inserts its outbox rows in one statement at its end (same DB transaction).
+	if (writes) writes.insert(models.OutboxEvent, row);
+	else await models.OutboxEvent.create(row, { transaction: t });
 	const envelope: IntentEventEnvelope = {
 		id,
 		type,
@@ -262,16 +264,37 @@ export interface HeldCheckouts {
 }
 
 /**
- * Row changes a credit batch writes once at its end, one multi-row INSERT … ON DUPLICATE KEY
- * UPDATE (SQLite: ON CONFLICT DO UPDATE) per table, of the columns any of them changed, instead of
- * one UPDATE per row and per credit. Only for rows the batch holds locked and read in full, and
- * whose table it does not read again before the end (lib/payments/credits.ts).
+ * Row changes a credit batch writes once at its end, instead of one UPDATE per row and per credit:
+ * - model instances (add): one multi-row INSERT … ON DUPLICATE KEY UPDATE (SQLite: ON CONFLICT DO
+ *   UPDATE) per table, of the columns any of them changed;
+ * - plain rows read by lib/payments/rows.ts selectRows and registered with `hold` (add): one
+ *   UPDATE … SET column = CASE id … per table, of the columns whose values differ from the read;
+ * - new rows (insert): one multi-row INSERT per table, after the updates.
+ * Only for rows the batch holds locked and read in full, and whose table it does not read again
+ * before the end (lib/payments/credits.ts).
  */
 export class DeferredWrites {
 	private readonly rows = new Set<Model>();
+	/** Held plain rows: their model and their values as read. */
+	private readonly held = new Map<object, { model: ModelStatic<Model>; read: Record<string, unknown> }>();
+	private readonly changedPlain = new Set<object>();
+	private readonly inserts = new Map<ModelStatic<Model>, object[]>();
 
-	add(row: Model): void {
-		this.rows.add(row);
+	/** Plain rows of `model` (selectRows) the batch holds locked: what `add` later gets of them is written as changed columns. */
+	hold<M extends Model>(model: ModelStatic<M>, rows: Iterable<Attributes<M>>): void {
+		for (const row of rows) this.held.set(row as object, { model: model as unknown as ModelStatic<Model>, read: { ...(row as object) } });
+	}
+
+	add(row: Model | object): void {
+		if (this.held.has(row)) this.changedPlain.add(row);
+		else if (row instanceof Model) this.rows.add(row);
+		else throw new Error("DeferredWrites.add: a plain row that was not held");
+	}
+
+	/** A new row of `model`, inserted at the flush (multi-row INSERT). */
+	insert<M extends Model>(model: ModelStatic<M>, row: Partial<Attributes<M>>): void {
+		const m = model as unknown as ModelStatic<Model>;
+		this.inserts.set(m, [...(this.inserts.get(m) ?? []), row]);
 	}
 
 	async flush(t: DbTx): Promise<void> {
@@ -293,7 +316,27 @@ export class DeferredWrites {
 				{ transaction: t, updateOnDuplicate: [...fields] as never, validate: false },
 			);
 		}
+		const plain = new Map<ModelStatic<Model>, { rows: object[]; fields: Set<string> }>();
+		for (const row of this.changedPlain) {
+			const { model, read } = this.held.get(row)!;
+			const fields = Object.entries(row).filter(([k, v]) => !sameValue(v, read[k])).map(([k]) => k);
+			if (fields.length === 0) continue;
+			const group = plain.get(model) ?? { rows: [], fields: new Set<string>() };
+			group.rows.push(row);
+			for (const f of fields) group.fields.add(f);
+			plain.set(model, group);
+		}
+		this.changedPlain.clear();
+		for (const [model, { rows, fields }] of plain) await updateRows(model, rows as never[], [...fields], t);
+		for (const [model, rows] of this.inserts) await insertRows(model, rows as never[], t);
+		this.inserts.clear();
 	}
+}
+
+/** A held row's column unchanged since its read (dates by their time). */
+function sameValue(a: unknown, b: unknown): boolean {
+	if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+	return a === b;
 }
 
 /**

@@ -65,7 +65,7 @@ export interface PaymentsPort {
 	 * `requiredConfirmations`: the requirement the watcher applies (the payer is shown it: docs/watchers.md "Catalogue changes").
 	 */
 	detectBatch(p: { networkId: string; items: DetectItem[] }): Promise<Array<{ outcome?: string; error?: unknown }>>;
-	creditBatch(p: { networkId: string; items: CreditItem[] }): Promise<Array<{ credited: boolean; duplicate: boolean; reason?: string; error?: unknown }>>;
+	creditBatch(p: { networkId: string; items: CreditItem[]; brief?: boolean }): Promise<Array<{ credited: boolean; duplicate: boolean; reason?: string; error?: unknown }>>;
 	revert(p: { networkId: string; txHash: string; logIndex: number; blockHash: string }): Promise<{ outcome: string }>;
 }
 
@@ -153,8 +153,9 @@ const REPORT_BATCH = 500;
 /** Reverts (one call each) and finality reads at once. */
 const REPORT_CONCURRENCY = 16;
 /**
- * Items a detectBatch / creditBatch call carries: about 300 bytes each asked and 1.5 kB answered
- * (the checkout's view), so a call stays well under a transporter's 1 MB message limit.
+ * Items a detectBatch / creditBatch call carries: about 300 bytes each asked and less answered
+ * (creditBatch is asked `brief`: without each checkout's 1.5 kB view), so a call stays well under
+ * a transporter's 1 MB message limit.
  */
 const REPORT_CALL_ITEMS = 200;
 /** Batch calls of one page at once (their DB transactions run side by side on MySQL). */
@@ -597,7 +598,7 @@ export class NetworkWatcher {
 			})),
 		);
 		acks.push(
-			...(await this.inBatchCalls<CreditItem, (typeof credits)[number], Awaited<ReturnType<PaymentsPort["creditBatch"]>>[number]>(credits, items => payments.creditBatch({ networkId, items }), (p, r) => {
+			...(await this.inBatchCalls<CreditItem, (typeof credits)[number], Awaited<ReturnType<PaymentsPort["creditBatch"]>>[number]>(credits, items => payments.creditBatch({ networkId, items, brief: true }), (p, r) => {
 				// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
 				if (r.error || (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations")) return null;
 				return { id: p.row.id, reported: r.credited || r.duplicate ? "credited" : "ignored", pending: false, confirmations: p.item.confirmations };

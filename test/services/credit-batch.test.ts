@@ -180,6 +180,22 @@ describe("credits and detections in batches", () => {
 		expect(await creditBatch(items)).toMatchObject([{ duplicate: true }, { duplicate: true }]);
 	});
 
+	it("answers brief (the watcher's call) without the checkout views, crediting the same", async () => {
+		const [a, b] = [await checkout(), await checkout()];
+		const items = [item(a, { amount: "0.5" }), item(b, { amount: "0.2" }), item(a, { toAddress: "0x000000000000000000000000000000000000dead" })];
+		const brief = (list: unknown[]) => node.broker.call("transactions.creditBatch", { networkId: IDS.sepolia, items: list, brief: true }) as Promise<BatchCreditResult[]>;
+		expect(await brief(items)).toEqual([
+			{ credited: true, duplicate: false, counted: true },
+			{ credited: true, duplicate: false, counted: true },
+			{ credited: false, duplicate: false, reason: "unknownAddress" },
+		]);
+		const { models } = node.app;
+		expect((await models.Transaction.findByPk(a.txId))!.status).toBe("completed");
+		expect((await models.Transaction.findByPk(b.txId))!.amountReceived).toBe("0.2");
+		// Repeated: duplicates, brief too (also when answered by the single path after the batch).
+		expect(await brief([items[0], items[1], items[1]])).toEqual([0, 1, 2].map(() => ({ credited: false, duplicate: true, reason: "duplicate" })));
+	});
+
 	it("rejects a batch that is empty, too large or has a bad item (4xx)", async () => {
 		await expect(creditBatch([])).rejects.toMatchObject({ code: 422 });
 		const c = await checkout();

@@ -1,11 +1,13 @@
 /**
  * lib/payments/rows.ts against the ORM it replaces on the hot paths: a row written by insertRow
  * reads back exactly like the same row written by Model.create (every column, both backends),
- * and selectOne answers what findOne answers.
+ * and selectOne answers what findOne answers. The multi-row helpers of a credit batch:
+ * selectRows reads what findAll reads (as plain rows), insertRows writes what bulkCreate writes,
+ * updateRows what each row's save writes.
  */
 import crypto from "node:crypto";
 import { QueryTypes } from "sequelize";
-import { insertRow, selectOne, selectRow } from "../../../lib/payments/rows";
+import { insertRow, insertRows, selectOne, selectRow, selectRows, updateRows } from "../../../lib/payments/rows";
 import { startNode, TestNode } from "../../helpers/harness";
 
 describe("lib/payments/rows", () => {
@@ -197,5 +199,77 @@ describe("lib/payments/rows", () => {
 		// Many reads at once hand every pooled connection back (more than the pool holds).
 		const many = await Promise.all(Array.from({ length: 60 }, () => selectRow(models.PaymentIntent, { id, organizationId: org })));
 		expect(many.every(r => r?.id === id)).toBe(true);
+	});
+
+	it("selectRows reads plain rows as findAll reads them: money, JSON, booleans and dates through the same getters", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const ids = [crypto.randomUUID(), crypto.randomUUID()].sort();
+		await sequelize.transaction(async t => {
+			for (const id of ids) await insertRow(models.PaymentLink, linkValues(id, `pl_${id}`, org), t);
+		});
+		const names = Object.keys(models.PaymentLink.getAttributes());
+		const orm = await models.PaymentLink.findAll({ where: { id: ids }, order: [["id", "ASC"]] });
+		const plain = await sequelize.transaction(t => selectRows(models.PaymentLink, { id: ids, organizationId: org, deletedAt: null }, t, { lock: true, orderBy: "id" }));
+		expect(plain).toHaveLength(2);
+		expect(plain.map(r => columns(r as unknown as Record<string, unknown>, names, []))).toEqual(orm.map(r => columns(r, names, [])));
+		expect(plain[0].amount).toBe("12.5");
+		expect(plain[0].singleUse).toBe(false);
+		expect(plain[0].ownedByIntent).toBe(true);
+		expect(plain[0].expiresAt).toEqual(expires);
+		expect(plain[0].metadata).toEqual({ orderId: "1234", nested: { a: [1, "x'y", "\u0000"] } });
+		expect(await selectRows(models.PaymentLink, { id: [] }, undefined)).toEqual([]);
+		expect(await selectRows(models.PaymentLink, { id: ["x' OR '1'='1"], organizationId: org }, undefined)).toEqual([]);
+	});
+
+	it("insertRows writes the rows bulkCreate writes (defaults, auto-increment key, hooks) and updateRows what save writes", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const [a, b, c, d] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+		const hooked: number[] = [];
+		// No NUL byte here: bulkCreate inlines escaped values on SQLite, which a NUL cuts short (rows.ts binds them).
+		const link = (id: string) => ({ ...linkValues(id, `pl_${id}`, org), title: "Order 'quoted' \\ \"1234\" ñ" });
+		models.PaymentLink.addHook("afterBulkCreate", "rows-test", (rows: readonly unknown[]) => void hooked.push(rows.length));
+		try {
+			await sequelize.transaction(async t => {
+				await models.PaymentLink.bulkCreate([link(a), link(b)], { transaction: t });
+				await insertRows(models.PaymentLink, [link(c), link(d)], t);
+			});
+		} finally {
+			models.PaymentLink.removeHook("afterBulkCreate", "rows-test");
+		}
+		expect(hooked).toEqual([2, 2]);
+		const stored = async (id: string) => ({ ...((await sequelize.query(`SELECT * FROM payment_links WHERE id = ?`, { replacements: [id], type: QueryTypes.SELECT, raw: true })) as Array<Record<string, unknown>>)[0], id: null, slug: null });
+		expect(await stored(c)).toEqual(await stored(a));
+		expect(await stored(d)).toEqual(await stored(b));
+
+		// Changes: one row through the ORM's save, the same change through updateRows.
+		const later = new Date(Date.UTC(2027, 5, 6, 7, 8, 9, 10));
+		const change = { status: "completed" as const, amount: "007.2500", updatedAt: later, singleUse: true, title: "it's \u0000 $1 done" };
+		const ormRow = (await models.PaymentLink.findByPk(a))!;
+		Object.assign(ormRow, change);
+		await ormRow.save();
+		const [plainC, plainD] = await selectRows(models.PaymentLink, { id: [c, d].sort() }, undefined, { orderBy: "id" }).then(rows => rows.sort((x, y) => (x.id === c ? -1 : y.id === c ? 1 : 0)));
+		Object.assign(plainC, change);
+		plainD.status = "expired";
+		await sequelize.transaction(t => updateRows(models.PaymentLink, [plainC, plainD], ["status", "amount", "updatedAt", "singleUse", "title"], t));
+		expect(await stored(c)).toEqual(await stored(a));
+		expect((await models.PaymentLink.findByPk(d))!.status).toBe("expired");
+		expect(await stored(d)).toEqual({ ...(await stored(b)), status: "expired" });
+
+		// An auto-increment key is the database's; a column left out takes its default (or NULL).
+		const txHash = `0x${crypto.randomBytes(32).toString("hex")}`;
+		const credit = { networkId: crypto.randomUUID(), txHash, transactionId: crypto.randomUUID(), tokenId: crypto.randomUUID(), amount: "1.50", counted: true, confirmations: 3, simulated: false, blockHash: null, createdAt: created };
+		await sequelize.transaction(async t => {
+			await models.TransactionCredit.bulkCreate([{ ...credit, logIndex: 0 }], { transaction: t });
+			await insertRows(models.TransactionCredit, [{ ...credit, logIndex: 1 }], t);
+		});
+		const credits = await models.TransactionCredit.findAll({ where: { txHash }, order: [["logIndex", "ASC"]] });
+		expect(credits).toHaveLength(2);
+		const { id: id0, logIndex: _0, ...first } = credits[0].get({ plain: true });
+		const { id: id1, logIndex: _1, ...second } = credits[1].get({ plain: true });
+		expect(second).toEqual(first);
+		expect(second).toMatchObject({ amount: "1.5", reversedAt: null, reversals: 0, counted: true });
+		expect(id1).toBeGreaterThan(id0);
 	});
 });
