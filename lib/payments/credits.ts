@@ -418,7 +418,7 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					);
 					const inserted = new Set(bulk.map(r => r.item));
 					// Their detections and credits' least confirmations, read once for all (settleDetection's reads).
-					const known = await KnownDetections.load(models, t, sorted(bulk.map(r => r.item.transactionId)));
+					const known = await KnownDetections.load(models, t, sorted(bulk.map(r => r.item.transactionId)), writes);
 					const done: Array<[Pending, Applied]> = [];
 					for (const r of run) {
 						const once = inserted.has(r.item);

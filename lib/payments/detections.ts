@@ -24,7 +24,8 @@ import type { NetworkView, TokenView } from "../networks/view";
 import { money, toAmountString } from "../money";
 import type { Models } from "../../models";
 import type { PaymentDetection, Transaction } from "../../models/transaction.model";
-import { Effects, forUpdate, inSlices, moveIntent, withPaymentLocked } from "./store";
+import { selectRows } from "./rows";
+import { DeferredWrites, Effects, forUpdate, inSlices, moveIntent, withPaymentLocked } from "./store";
 
 export interface DetectionKey {
 	networkId: string;
@@ -82,12 +83,15 @@ export class KnownDetections {
 	private constructor(
 		private readonly confirming: Map<string, PaymentDetection[]>,
 		readonly creditedLeast: ReadonlyMap<string, number | null>,
+		/** Where the detections' changes go (written at the batch's end, one statement). */
+		readonly writes: DeferredWrites,
 	) {}
 
-	static async load(models: Models, t: DbTx, transactionIds: string[]): Promise<KnownDetections> {
-		if (transactionIds.length === 0) return new KnownDetections(new Map(), new Map());
-		// Plain reads under the checkouts' locks (as refreshSummary's: no gap locks).
-		const rows = await inSlices(transactionIds, slice => models.PaymentDetection.findAll({ where: { transactionId: { [Op.in]: slice }, status: "confirming" }, order: [["id", "ASC"]], transaction: t }));
+	static async load(models: Models, t: DbTx, transactionIds: string[], writes: DeferredWrites): Promise<KnownDetections> {
+		if (transactionIds.length === 0) return new KnownDetections(new Map(), new Map(), writes);
+		// Plain reads under the checkouts' locks (as refreshSummary's: no gap locks), as plain rows.
+		const rows = (await inSlices(transactionIds, slice => selectRows(models.PaymentDetection, { transactionId: slice, status: "confirming" }, t, { orderBy: "id" }))) as unknown as PaymentDetection[];
+		writes.hold(models.PaymentDetection, rows as never);
 		const confirming = new Map<string, PaymentDetection[]>();
 		for (const row of rows) confirming.set(row.transactionId, [...(confirming.get(row.transactionId) ?? []), row]);
 		const mins = (await inSlices(transactionIds, slice =>
@@ -99,7 +103,7 @@ export class KnownDetections {
 				transaction: t,
 			}),
 		)) as unknown as Array<{ transactionId: string; least: number | string | null }>;
-		return new KnownDetections(confirming, new Map(mins.map(m => [m.transactionId, m.least === null ? null : Number(m.least)])));
+		return new KnownDetections(confirming, new Map(mins.map(m => [m.transactionId, m.least === null ? null : Number(m.least)])), writes);
 	}
 
 	confirmingOf(transactionId: string): PaymentDetection[] {
@@ -193,7 +197,9 @@ export async function settleDetection(models: Models, t: DbTx, tx: Transaction, 
 		for (const row of rows) {
 			row.status = "credited";
 			row.updatedAt = now;
-			await row.save({ transaction: t });
+			// A batch's (known): written with its other rows at its end.
+			if (known) known.writes.add(row);
+			else await row.save({ transaction: t });
 		}
 	}
 	// Also without detections: the credit just written gives the checkout its count.

@@ -283,6 +283,27 @@ function dialectOf(model: ModelStatic<Model>): string {
 }
 
 /**
+ * The values of one multi-row statement. SQLite: bound (`$n`). MySQL: written into the text,
+ * escaped by the dialect's escape (which carries every string, NUL included, as \0): a statement
+ * whose shape changes with its row count would otherwise be prepared for one use, and the
+ * server answers a prepare with one definition packet per parameter (thousands for a batch).
+ */
+class Values {
+	readonly bound: unknown[] = [];
+	private readonly inline: boolean;
+	constructor(private readonly sequelize: Sequelize) {
+		this.inline = sequelize.getDialect() === "mysql";
+	}
+	mark(value: unknown): string {
+		if (this.inline) return this.sequelize.escape(value as string);
+		return `$${this.bound.push(value)}`;
+	}
+	get options(): { bind?: unknown[] } {
+		return this.inline ? {} : { bind: this.bound };
+	}
+}
+
+/**
  * Rows of `model` matching every `where` column (equality, or IN for an array), as plain objects
  * the way a read of the model gives them (its getters applied: money through normalizeDecimal,
  * JSON parsed; booleans as booleans, dates as Dates), without building model instances. `lock`:
@@ -297,22 +318,22 @@ export async function selectRows<M extends Model>(
 	const m = model as unknown as ModelStatic<Model>;
 	const plan = planOf(m);
 	const { booleans, dates } = kindOf(m);
-	const bound: unknown[] = [];
+	const sequelize = model.sequelize as Sequelize;
+	const values = new Values(sequelize);
 	const conditions: string[] = [];
 	for (const [name, value] of Object.entries(where) as Array<[string, Condition | undefined]>) {
 		const field = plan.fieldOf.get(name);
 		if (field === undefined || value === undefined) throw new Error(`selectRows(${model.name}): bad condition on ${name}`);
 		if (Array.isArray(value)) {
 			if (value.length === 0) return [];
-			conditions.push(`${field} IN (${value.map(v => (bound.push(v), `$${bound.length}`)).join(",")})`);
+			conditions.push(`${field} IN (${value.map(v => values.mark(v)).join(",")})`);
 		} else if (value === null) conditions.push(`${field} IS NULL`);
-		else conditions.push(`${field} = $${bound.push(value)}`);
+		else conditions.push(`${field} = ${values.mark(value)}`);
 	}
 	if (conditions.length === 0) throw new Error(`selectRows(${model.name}): no condition`);
 	const order = opts.orderBy ? ` ORDER BY ${plan.fieldOf.get(opts.orderBy)} ASC` : "";
 	const lock = opts.lock && dialectOf(m) === "mysql" ? " FOR UPDATE" : "";
-	const sequelize = model.sequelize as Sequelize;
-	const found = (await sequelize.query(`${plan.selectHead}${conditions.join(" AND ")}${order}${lock}`, { bind: bound, transaction, type: QueryTypes.SELECT, raw: true })) as Array<Record<string, unknown>>;
+	const found = (await sequelize.query(`${plan.selectHead}${conditions.join(" AND ")}${order}${lock}`, { ...values.options, transaction, type: QueryTypes.SELECT, raw: true })) as Array<Record<string, unknown>>;
 	const timezone = (sequelize as unknown as { options: { timezone?: string } }).options.timezone ?? "+00:00";
 	return found.map(raw => {
 		const row: Record<string, unknown> = {};
@@ -350,7 +371,7 @@ export async function insertRows<M extends Model>(model: ModelStatic<M>, rows: R
 	const columns = plan.columns.filter(c => c.name !== autoIncrement);
 	const options = { transaction };
 	await m.runHooks("beforeBulkCreate", rows, options);
-	const bound: unknown[] = [];
+	const values = new Values(m.sequelize as Sequelize);
 	const tuples: string[] = [];
 	for (const given of rows as ReadonlyArray<Record<string, unknown>>) {
 		const marks: string[] = [];
@@ -362,13 +383,13 @@ export async function insertRows<M extends Model>(model: ModelStatic<M>, rows: R
 				else if (attr.allowNull !== false) value = null;
 				else throw new Error(`insertRows(${model.name}): no value for column ${column.name}`);
 			}
-			marks.push(`$${bound.push(bindValue(column, value))}`);
+			marks.push(values.mark(bindValue(column, value)));
 		}
 		tuples.push(`(${marks.join(",")})`);
 	}
 	const table = (m.sequelize!.getQueryInterface() as unknown as { queryGenerator: { quoteTable(t: unknown): string } }).queryGenerator.quoteTable(m.getTableName());
 	const sql = `INSERT INTO ${table} (${columns.map(c => plan.fieldOf.get(c.name)).join(",")}) VALUES ${tuples.join(",")}`;
-	await (m.sequelize as Sequelize).query(sql, { bind: bound, transaction, type: QueryTypes.INSERT, raw: true });
+	await (m.sequelize as Sequelize).query(sql, { ...values.options, transaction, type: QueryTypes.INSERT, raw: true });
 	await m.runHooks("afterBulkCreate", rows, options);
 }
 
@@ -391,19 +412,19 @@ export async function updateRows<M extends Model>(model: ModelStatic<M>, rows: R
 	const idField = plan.fieldOf.get("id");
 	if (!idField || m.primaryKeyAttribute !== "id") throw new Error(`updateRows(${model.name}): needs the primary key id`);
 	const byName = new Map(plan.columns.map(c => [c.name, c]));
-	const bound: unknown[] = [];
+	const values = new Values(m.sequelize as Sequelize);
 	const sets = fields.map(name => {
 		const column = byName.get(name);
 		const field = plan.fieldOf.get(name);
 		if (!column || !field || name === "id") throw new Error(`updateRows(${model.name}): bad field ${name}`);
 		const cases = rows.map(r => {
 			const row = r as Record<string, unknown>;
-			return `WHEN $${bound.push(row.id)} THEN $${bound.push(bindValue(column, row[name]))}`;
+			return `WHEN ${values.mark(row.id)} THEN ${values.mark(bindValue(column, row[name]))}`;
 		});
 		return `${field} = CASE ${idField} ${cases.join(" ")} ELSE ${field} END`;
 	});
-	const ids = rows.map(r => `$${bound.push((r as Record<string, unknown>).id)}`);
+	const ids = rows.map(r => values.mark((r as Record<string, unknown>).id));
 	const table = (m.sequelize!.getQueryInterface() as unknown as { queryGenerator: { quoteTable(t: unknown): string } }).queryGenerator.quoteTable(m.getTableName());
-	await (m.sequelize as Sequelize).query(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${idField} IN (${ids.join(",")})`, { bind: bound, transaction, type: QueryTypes.UPDATE, raw: true });
+	await (m.sequelize as Sequelize).query(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${idField} IN (${ids.join(",")})`, { ...values.options, transaction, type: QueryTypes.UPDATE, raw: true });
 	await m.runHooks("afterBulkCreate", rows, { transaction });
 }

@@ -58,11 +58,15 @@ describe("credits and detections in batches", () => {
 			const { id, ...rest } = r.toJSON() as Record<string, unknown>;
 			return rest;
 		});
+		const detections = (await models.PaymentDetection.findAll({ where: { transactionId: c.txId }, order: [["logIndex", "ASC"]] })).map(r => {
+			const { id, ...rest } = r.toJSON() as Record<string, unknown>;
+			return rest;
+		});
 		const events = (await models.OutboxEvent.findAll({ where: { organizationId: alice.sandbox.id }, order: [["createdAt", "ASC"], ["type", "ASC"]] }))
 			.filter(e => (e.payload as { id?: string }).id === c.intentId)
 			.map(e => ({ type: e.type, livemode: e.livemode, apiKeyId: e.apiKeyId, payload: e.payload }));
 		const feed = (await node.broker.call("transactions.settledSince", { limit: 1000 })) as Array<{ transactionId: string }>;
-		return clean({ tx, intent, link, credits, events, feed: feed.filter(f => f.transactionId === c.txId) });
+		return clean({ tx, intent, link, credits, detections, events, feed: feed.filter(f => f.transactionId === c.txId) });
 	}
 
 	beforeAll(async () => {
@@ -88,6 +92,10 @@ describe("credits and detections in batches", () => {
 		const hb = batched.map(() => hash());
 		const hs = single.map(() => hash());
 		const items = batched.flatMap((c, i) => plan(c, i, hb[i]));
+		// Checkouts 0 and 1 of each side were seen below the requirement first: their detections become credited.
+		const detect = (x: ReturnType<typeof item>) => ({ ...x, confirmations: 1, blockNumber: 7 });
+		const seen = [...batched.slice(0, 2).flatMap((c, i) => plan(c, i, hb[i])), ...single.slice(0, 2).flatMap((c, i) => plan(c, i, hs[i]))];
+		expect(await node.broker.call("transactions.detectBatch", { networkId: IDS.sepolia, items: seen.map(detect) })).toMatchObject(seen.map(() => ({ recorded: true })));
 		const answers = await creditBatch(items);
 		const one: CreditResult[] = [];
 		for (const [i, c] of single.entries()) for (const x of plan(c, i, hs[i])) one.push(await credit(x));
@@ -99,7 +107,9 @@ describe("credits and detections in batches", () => {
 				k++;
 			}
 			expect(answers[k - 1]).toMatchObject({ credited: true, duplicate: false, transaction: { status: "completed", amountReceived: "0.5" } });
-			expect(await snapshot(c, [hb[i]])).toEqual(await snapshot(single[i], [hs[i]]));
+			const [mine, theirs] = [await snapshot(c, [hb[i]]), await snapshot(single[i], [hs[i]])];
+			expect(mine).toEqual(theirs);
+			expect((mine as { detections: Array<{ status: string }> }).detections.map(d => d.status)).toEqual(i < 2 ? plan(c, i, hb[i]).map(() => "credited") : []);
 		}
 		// The pay page hears the batch's checkouts changed (its rows are written by one multi-row upsert).
 		await until("the batch's checkouts announced", () => batched.every(c => announced.has(c.txId)), 20_000);
