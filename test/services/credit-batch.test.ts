@@ -206,6 +206,27 @@ describe("credits and detections in batches", () => {
 		expect(await brief([items[0], items[1], items[1]])).toEqual([0, 1, 2].map(() => ({ credited: false, duplicate: true, reason: "duplicate" })));
 	});
 
+	it("runs as many statements for a batch of 24 checkouts as for one of 8 (none per item)", async () => {
+		const statements = async (n: number) => {
+			const cs: Checkout[] = [];
+			for (let i = 0; i < n; i++) cs.push(await checkout());
+			const items = cs.map(c => item(c, { amount: "0.5" }));
+			await node.broker.call("transactions.detectBatch", { networkId: IDS.sepolia, items: items.map(x => ({ ...x, confirmations: 1, blockNumber: 7 })) });
+			let count = 0;
+			const { sequelize } = node.app;
+			sequelize.addHook("beforeQuery", "count-statements", () => void count++);
+			try {
+				expect(await creditBatch(items)).toMatchObject(items.map(() => ({ credited: true })));
+			} finally {
+				sequelize.removeHook("beforeQuery", "count-statements");
+			}
+			return count;
+		};
+		const [small, large] = [await statements(8), await statements(24)];
+		expect(small).toBeGreaterThan(0);
+		expect(large).toBe(small);
+	});
+
 	it("rejects a batch that is empty, too large or has a bad item (4xx)", async () => {
 		await expect(creditBatch([])).rejects.toMatchObject({ code: 422 });
 		const c = await checkout();
