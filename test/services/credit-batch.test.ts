@@ -95,7 +95,8 @@ describe("credits and detections in batches", () => {
 		// Checkouts 0 and 1 of each side were seen below the requirement first: their detections become credited.
 		const detect = (x: ReturnType<typeof item>) => ({ ...x, confirmations: 1, blockNumber: 7 });
 		const seen = [...batched.slice(0, 2).flatMap((c, i) => plan(c, i, hb[i])), ...single.slice(0, 2).flatMap((c, i) => plan(c, i, hs[i]))];
-		expect(await node.broker.call("transactions.detectBatch", { networkId: IDS.sepolia, items: seen.map(detect) })).toMatchObject(seen.map(() => ({ recorded: true })));
+		// One at a time: concurrent detections of neighbouring keys may deadlock on MySQL's gap locks (a known retry case, not this test's).
+		for (const x of seen) expect(await node.broker.call("transactions.detect", { networkId: IDS.sepolia, ...detect(x) })).toMatchObject({ recorded: true });
 		const answers = await creditBatch(items);
 		const one: CreditResult[] = [];
 		for (const [i, c] of single.entries()) for (const x of plan(c, i, hs[i])) one.push(await credit(x));
@@ -211,7 +212,7 @@ describe("credits and detections in batches", () => {
 			const cs: Checkout[] = [];
 			for (let i = 0; i < n; i++) cs.push(await checkout());
 			const items = cs.map(c => item(c, { amount: "0.5" }));
-			await node.broker.call("transactions.detectBatch", { networkId: IDS.sepolia, items: items.map(x => ({ ...x, confirmations: 1, blockNumber: 7 })) });
+			for (const x of items) expect(await node.broker.call("transactions.detect", { networkId: IDS.sepolia, ...x, confirmations: 1, blockNumber: 7 })).toMatchObject({ recorded: true });
 			let count = 0;
 			const { sequelize } = node.app;
 			sequelize.addHook("beforeQuery", "count-statements", () => void count++);
