@@ -17,6 +17,9 @@ const base = {
 };
 module.exports = {
 	testTimeout: 60000,
+	// Counts the responses node.http validated against docs/openapi.json and prints the total.
+	globalSetup: "<rootDir>/test/helpers/openapi-count-setup.js",
+	globalTeardown: "<rootDir>/test/helpers/openapi-count-teardown.js",
 	projects: [
 		// Browser tests (*.browser.test.ts) test the page, not the database: they run in the sqlite project only.
 		{ ...base, displayName: "mysql", setupFiles: ["<rootDir>/test/helpers/backend-mysql.ts"], testPathIgnorePatterns: ["/node_modules/", "\\.browser\\.test\\.ts$", ...backendFree] },

@@ -28,6 +28,8 @@ import { notFoundPage, payPageHeaders, payPageShell, pickPageLang } from "../lib
 import { PayStreamHub } from "../lib/pay-page/live";
 import { CHECKOUTS_CHANGED_EVENT, type CheckoutsChanged } from "../lib/payments/checkout-changes";
 import type { StatusPayload } from "../web/pay/state";
+import { OPENAPI_DOCUMENT } from "../lib/openapi/served";
+import { sendDocsAsset, sendDocsPage } from "../lib/openapi/docs-page";
 import pkg from "../package.json";
 
 interface GatewayAlias {
@@ -251,6 +253,7 @@ const ApiService: GatewaySchema = {
 				callOptions: { timeout: 30_000 },
 				aliases: {
 					"GET /": "api.info",
+					"GET /openapi.json": "api.openapi",
 				},
 				onBeforeCall(this: GatewayThis, ctx: Context<unknown, AuthMeta>, _route: unknown, req: GatewayRequest, res: ServerResponse) {
 					return this.beforeCall(ctx, req, res);
@@ -290,6 +293,27 @@ const ApiService: GatewaySchema = {
 				onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
 					if (statusOf(err) === 404 && !res.headersSent) return void this.payNotFound(req, res);
 					this.sendErrorBody(req, res, err);
+				},
+			},
+			{
+				// The API reference page (docs/openapi.md): Swagger UI over GET /api/v1/openapi.json.
+				name: "docs",
+				path: "/docs",
+				mappingPolicy: "restrict",
+				authentication: false,
+				authorization: false,
+				bodyParsers: { json: false, urlencoded: false },
+				aliases: {
+					"GET /"(_req: GatewayRequest, res: ServerResponse) {
+						sendDocsPage(res);
+					},
+					"GET /assets/:file"(req: GatewayRequest, res: ServerResponse, next: (err?: unknown) => void) {
+						try {
+							sendDocsAsset(req, res, String(req.$params?.file ?? ""));
+						} catch (err) {
+							next(err);
+						}
+					},
 				},
 			},
 			{
@@ -352,6 +376,13 @@ const ApiService: GatewaySchema = {
 					publicUrl: config.publicUrl,
 					time: clock.now().toISOString(),
 				};
+			},
+		},
+		/** GET /api/v1/openapi.json: the OpenAPI 3.1 document of this API (docs/openapi.md). */
+		openapi: {
+			auth: "public",
+			handler() {
+				return OPENAPI_DOCUMENT;
 			},
 		},
 		/**

@@ -13,10 +13,15 @@ import { Env, loadConfig, AppConfig } from "../../lib/config";
 import { createNode } from "../../lib/node";
 import { appOf, App } from "../../lib/app";
 import { Clock, ManualClock } from "../../lib/clock";
+import { recordValidatedCount, validateResponse } from "./openapi-validate";
 
 export const BACKEND = (process.env.TEST_BACKEND || "sqlite") as "mysql" | "sqlite";
 export const MYSQL_URL = (process.env.TEST_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, "");
 export const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379/0";
+
+/** Under jest, every response node.http receives is validated against docs/openapi.json (test/helpers/openapi-validate.ts); OPENAPI_VALIDATE=0 turns it off (diagnosis only). */
+const VALIDATE_RESPONSES = process.env.JEST_WORKER_ID !== undefined && process.env.OPENAPI_VALIDATE !== "0";
+if (VALIDATE_RESPONSES && typeof afterAll === "function") afterAll(() => recordValidatedCount(expect.getState().testPath, BACKEND));
 
 export interface HttpResponse<T = any> {
 	status: number;
@@ -128,8 +133,29 @@ async function dropMysqlDatabase(name: string): Promise<void> {
 	await conn.end();
 }
 
-/** `node.http` for a gateway at `baseUrl` (`http://host:port/api/v1`): JSON in and out, API key or bearer token. */
-export function httpClient(baseUrl: string): TestNode["http"] {
+/** The action the node's gateway routes `method path` to (null: a handler of its own; undefined: no route). */
+type ServedBy = (method: string, path: string) => string | null | undefined;
+
+function servedByGateway(broker: ServiceBroker): ServedBy {
+	return (method, path) => {
+		const api = broker.getLocalService("api") as unknown as { aliases?: Array<{ action: string | null; isMethod(m: string): boolean; match(url: string): unknown }> } | undefined;
+		for (const alias of api?.aliases || []) {
+			try {
+				if (alias.isMethod(method) && alias.match(path)) return alias.action;
+			} catch {
+				return undefined;
+			}
+		}
+		return undefined;
+	};
+}
+
+/**
+ * `node.http` for a gateway at `baseUrl` (`http://host:port/api/v1`): JSON in and out, API key or
+ * bearer token. Under jest each response is validated against docs/openapi.json; `servedBy` tells
+ * which action served it, so a test's stand-in service on a documented path is not held to the document.
+ */
+export function httpClient(baseUrl: string, servedBy?: ServedBy): TestNode["http"] {
 	return async (method, urlPath, o = {}) => {
 		// A connection per request: fetch's shared pool could otherwise hand a request a kept-alive
 		// socket to a stopped node whose ephemeral port a new node was given (ECONNRESET seen in CI).
@@ -150,6 +176,10 @@ export function httpClient(baseUrl: string): TestNode["http"] {
 			parsed = text ? JSON.parse(text) : null;
 		} catch {
 			/* not JSON */
+		}
+		if (VALIDATE_RESPONSES) {
+			const pathname = new URL(res.url).pathname;
+			validateResponse(method, pathname, res.status, res.headers.get("content-type"), text, parsed, servedBy?.(method.toUpperCase(), pathname));
 		}
 		return { status: res.status, headers: res.headers, body: parsed, text };
 	};
@@ -204,7 +234,7 @@ export async function startNode(opts: StartOptions = {}): Promise<TestNode> {
 		clock,
 		baseUrl,
 		dataDir,
-		http: httpClient(baseUrl),
+		http: httpClient(baseUrl, servedByGateway(broker)),
 		mails(to) {
 			if (!fs.existsSync(mailDir)) return [];
 			const all = fs

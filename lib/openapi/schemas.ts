@@ -1,0 +1,271 @@
+/**
+ * JSON Schemas of the gateway's response bodies and webhook events: the one definition that the
+ * OpenAPI document (lib/openapi/document.ts) publishes and the view builders' tests check the
+ * views against (test/lib/openapi/schemas.test.ts). Objects the views build are closed
+ * (`additionalProperties: false`): a field added, renamed or retyped without this file fails the
+ * HTTP tests, which validate every response against the document.
+ */
+import { INTENT_STATES, type IntentEventType } from "../payments/intent-state";
+import { LINK_STATUSES } from "../payments/link-state";
+import { TRANSACTION_STATUSES } from "../payments/settlement";
+import { CHAIN_TYPES } from "../networks/catalogue";
+import type { JsonSchema } from "./fv-json-schema";
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const str: JsonSchema = { type: "string" };
+const nullableStr: JsonSchema = { type: ["string", "null"] };
+const dateTime: JsonSchema = { type: "string", format: "date-time" };
+const nullableDateTime: JsonSchema = { type: ["string", "null"], format: "date-time" };
+/** Money is a decimal string, never a JSON number. */
+const decimal: JsonSchema = { type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "Decimal amount as a string" };
+const int: JsonSchema = { type: "integer" };
+const bool: JsonSchema = { type: "boolean" };
+const freeObject: JsonSchema = { type: "object" };
+
+function closed(properties: Record<string, JsonSchema>, optional: string[] = [], description?: string): JsonSchema {
+	return {
+		type: "object",
+		...(description ? { description } : {}),
+		properties,
+		required: Object.keys(properties).filter(k => !optional.includes(k)),
+		additionalProperties: false,
+	};
+}
+
+const PAYMENT_LINK = closed({
+	id: str,
+	title: str,
+	slug: str,
+	amount: decimal,
+	tokenId: str,
+	networkId: str,
+	status: { enum: [...LINK_STATUSES] },
+	expiresAt: nullableDateTime,
+	metadata: freeObject,
+	withdrawalAddresses: { type: ["object", "null"], additionalProperties: str },
+	createdAt: dateTime,
+	updatedAt: dateTime,
+});
+
+/** `#/components/schemas`: every response body the document names by reference. */
+export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
+	/** The spec's error shape (interface-spec "Errors"): our own client errors add plain fields such as `canRetryAt` or `code`. */
+	Error: {
+		type: "object",
+		description: "Every error: the status, a message (translated per x-custom-lang), the status phrase, field errors for validation failures",
+		properties: {
+			statusCode: { type: "integer", minimum: 400, maximum: 599 },
+			message: str,
+			error: str,
+			errors: { type: "object", additionalProperties: str, description: "Field (dotted path) to error code" },
+			canRetryAt: { type: "string", description: "When a locked action may be tried again" },
+			code: { type: "string", description: "Machine-readable reason, e.g. SIMULATION_SANDBOX_ONLY" },
+		},
+		required: ["statusCode", "message", "error"],
+		additionalProperties: { type: ["string", "number", "boolean", "null"] },
+	},
+	Info: closed({ name: str, version: str, apiVersion: { const: "v1" }, environment: str, publicUrl: str, time: dateTime }),
+	IntentReversal: closed({ transactionId: str, amount: decimal, currency: str, hash: str, reversedAt: dateTime }),
+	LatestTransaction: closed({ id: str, status: { enum: [...TRANSACTION_STATUSES] }, hash: nullableStr, amount: decimal, currency: str }, ["currency"]),
+	PaymentIntentCreated: closed({
+		id: str,
+		amount: decimal,
+		currency: str,
+		status: { enum: [...INTENT_STATES] },
+		paymentMethodTypes: { type: "array", items: str },
+		clientSecret: str,
+		returnUrl: str,
+		paymentLink: closed({ id: str, link: { type: "string", format: "uri" } }),
+		createdAt: dateTime,
+	}),
+	PaymentIntent: closed(
+		{
+			id: str,
+			amount: decimal,
+			currency: str,
+			status: { enum: [...INTENT_STATES] },
+			paymentMethodTypes: { type: "array", items: str },
+			latestTransaction: { anyOf: [ref("LatestTransaction"), { type: "null" }] },
+			reversal: ref("IntentReversal"),
+			createdAt: dateTime,
+			updatedAt: dateTime,
+		},
+		["reversal"],
+	),
+	NextAction: closed({ type: { const: "redirect_to_url" }, redirectToUrl: closed({ url: { type: "string", format: "uri" } }) }),
+	PaymentIntentConfirmed: closed({ id: str, status: { enum: [...INTENT_STATES] }, nextAction: ref("NextAction") }),
+	PaymentIntentStatus: closed({ id: str, status: { enum: [...INTENT_STATES] }, updatedAt: dateTime }),
+	PaymentIntentUpdated: closed({ id: str, amount: decimal, currency: str, status: { enum: [...INTENT_STATES] }, updatedAt: dateTime }),
+	PaymentLink: PAYMENT_LINK,
+	/** Without the merchant's withdrawal addresses (GET /payments/links/:slug is public). */
+	PaymentLinkPublic: closed(Object.fromEntries(Object.entries(PAYMENT_LINK.properties as Record<string, JsonSchema>).filter(([k]) => k !== "withdrawalAddresses"))),
+	Transaction: closed({
+		id: str,
+		paymentLinkId: str,
+		amount: decimal,
+		totalAmount: decimal,
+		amountReceived: decimal,
+		overpaidAmount: decimal,
+		amountConfirming: decimal,
+		confirmations: { type: ["integer", "null"] },
+		requiredConfirmations: { type: ["integer", "null"] },
+		amountReversed: decimal,
+		reversedAt: nullableDateTime,
+		status: { enum: [...TRANSACTION_STATUSES] },
+		payerTokenId: str,
+		payerNetworkId: str,
+		supportPercent: { type: "number" },
+		depositAddress: str,
+		hash: nullableStr,
+		simulated: bool,
+		expiresAt: dateTime,
+		createdAt: dateTime,
+		updatedAt: dateTime,
+	}),
+	Network: closed(
+		{
+			id: str,
+			name: str,
+			chainType: { enum: [...CHAIN_TYPES] },
+			chainId: { type: "number" },
+			blockExplorerUrl: str,
+			publicRpcUrls: { type: "array", items: str },
+			isActive: bool,
+			isTestnet: bool,
+			listenerConfig: { type: ["object", "null"] },
+			requiredConfirmations: int,
+			image: nullableStr,
+			createdAt: dateTime,
+			updatedAt: dateTime,
+			deletedAt: nullableDateTime,
+			watched: { type: "boolean", description: "A chain watcher follows the network now (listed networks only)" },
+		},
+		["watched"],
+	),
+	Token: closed(
+		{
+			id: str,
+			networkId: str,
+			symbol: str,
+			name: str,
+			contractAddress: str,
+			decimals: int,
+			isNative: bool,
+			isStablecoin: bool,
+			isActive: bool,
+			image: nullableStr,
+			createdAt: dateTime,
+			updatedAt: dateTime,
+			deletedAt: nullableDateTime,
+		},
+		[],
+	),
+	User: closed({
+		id: int,
+		email: nullableStr,
+		firstName: nullableStr,
+		lastName: nullableStr,
+		role: str,
+		status: str,
+		provider: str,
+		emailConfirmed: bool,
+		photoId: nullableStr,
+		createdAt: dateTime,
+		updatedAt: dateTime,
+	}),
+	File: closed({ id: str, originalName: str, mimeType: str, size: int, path: str, createdAt: dateTime }),
+	/** `data.object` of a payment intent event (lib/payments/views.ts intentEventObject). */
+	PaymentIntentEventObject: closed(
+		{
+			id: str,
+			amount: decimal,
+			currency: str,
+			status: { enum: ["requires_payment_method", "requires_confirmation", "processing", "completed", "canceled"] },
+			paymentMethodTypes: { type: "array", items: str },
+			metadata: freeObject,
+			reversal: ref("IntentReversal"),
+			createdAt: dateTime,
+			updatedAt: dateTime,
+			latestTransaction: { anyOf: [ref("LatestTransaction"), { type: "null" }] },
+		},
+		["reversal", "latestTransaction"],
+	),
+};
+
+/** Every webhook event type (the type check below fails when lib/payments/intent-state.ts gains one not listed). */
+export const INTENT_EVENT_TYPES = [
+	"payment_intent.processing",
+	"payment_intent.completed",
+	"payment_intent.canceled",
+	"payment_intent.requires_payment_method",
+	"payment_intent.reversed",
+	"payment_intent.recredited",
+] as const satisfies readonly IntentEventType[];
+type Unlisted = Exclude<IntentEventType, (typeof INTENT_EVENT_TYPES)[number]>;
+const allListed: [Unlisted] extends [never] ? true : never = true;
+void allListed;
+
+/** The envelope of every outbound webhook (docs/webhooks.md "Outbound events"). */
+export function webhookEventSchema(type: string): JsonSchema {
+	return closed({
+		id: str,
+		type: { const: type },
+		created: dateTime,
+		livemode: bool,
+		data: closed({ object: ref("PaymentIntentEventObject") }),
+	});
+}
+
+/** What an action answers on success: the status and the body's schema (204: no body; absent otherwise: a JSON value not yet described). */
+export interface SuccessResponse {
+	status: number;
+	schema?: JsonSchema;
+	description: string;
+	/** Answered without a body (the spec's "200 empty"). */
+	noBody?: boolean;
+	/** The action answers null when there is nothing: moleculer-web sends that as an empty body (`x-empty-when-null`). */
+	emptyWhenNull?: boolean;
+}
+
+const list = (item: JsonSchema): JsonSchema => ({ type: "array", items: item });
+
+/**
+ * Success answers per action, where the body has a schema above. Actions not listed here are
+ * documented as answering 200 with a JSON value of a shape not yet described (docs/openapi.md).
+ */
+export const SUCCESS_RESPONSES: Record<string, SuccessResponse> = {
+	"api.info": { status: 200, schema: ref("Info"), description: "What this gateway is" },
+	"intents.create": { status: 200, schema: ref("PaymentIntentCreated"), description: "The new payment intent, with its client secret (shown once)" },
+	"intents.get": { status: 200, schema: ref("PaymentIntent"), description: "The payment intent" },
+	"intents.confirm": { status: 200, schema: ref("PaymentIntentConfirmed"), description: "Confirmed: where to send the payer" },
+	"intents.update": { status: 200, schema: ref("PaymentIntentUpdated"), description: "The updated payment intent" },
+	"intents.cancel": { status: 200, schema: ref("PaymentIntentStatus"), description: "The canceled payment intent" },
+	"intents.complete": { status: 200, schema: ref("PaymentIntentStatus"), description: "The completed payment intent" },
+	"intents.simulate": { status: 200, schema: ref("PaymentIntent"), description: "The payment intent after the simulated payment" },
+	"links.getBySlug": { status: 200, schema: ref("PaymentLinkPublic"), description: "The payment link" },
+	"links.create": { status: 201, schema: ref("PaymentLink"), description: "The new payment link" },
+	"links.update": { status: 200, schema: ref("PaymentLink"), description: "The updated payment link" },
+	"links.remove": { status: 204, description: "Deleted" },
+	"links.checkout": { status: 201, description: "The new checkout transaction" },
+	"transactions.get": { status: 200, schema: ref("Transaction"), description: "The checkout transaction" },
+	"networks.tokens": { status: 200, schema: list(ref("Token")), description: "The network's tokens" },
+	"auth.me": { status: 200, schema: ref("User"), description: "The signed-in user" },
+	"users.create": { status: 201, schema: ref("User"), description: "The new user" },
+	"users.get": { status: 200, schema: ref("User"), description: "The user" },
+	"users.update": { status: 200, schema: ref("User"), description: "The updated user" },
+	"users.remove": { status: 204, description: "Deleted" },
+	"files.upload": { status: 201, schema: ref("File"), description: "The stored file" },
+	"keys.create": { status: 201, description: "The new API key, with its secret (shown once)" },
+	"organizations.create": { status: 201, description: "The new organization" },
+	"withdrawals.createRequest": { status: 201, description: "The new withdrawal request" },
+	"auth.loginSendCode": { status: 200, noBody: true, description: "Sent when the address has an active, confirmed account (the answer is the same either way)" },
+	"auth.registerSendCode": { status: 200, noBody: true, description: "Sent" },
+	"withdrawals.getSettings": { status: 200, emptyWhenNull: true, description: "The organization's withdrawal settings; an empty body while none are saved" },
+	"auth.register": { status: 204, description: "Registered: a confirmation mail was sent" },
+	"auth.resendConfirmation": { status: 204, description: "Sent" },
+	"auth.confirmNewEmail": { status: 204, description: "Confirmed" },
+	"auth.forgotPassword": { status: 204, description: "Sent when the address is known" },
+	"auth.resetPassword": { status: 204, description: "Password changed" },
+	"auth.logout": { status: 204, description: "Signed out" },
+	"auth.deleteMe": { status: 204, description: "Account deleted" },
+};

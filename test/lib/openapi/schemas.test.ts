@@ -1,0 +1,104 @@
+/**
+ * The view builders' output matches the response schemas the document publishes
+ * (lib/openapi/schemas.ts), and the schemas are closed: a field the schema does not name fails.
+ */
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { RESPONSE_SCHEMAS, webhookEventSchema } from "../../../lib/openapi/schemas";
+import { intentConfirmedView, intentCreatedView, intentEventObject, intentStatusView, intentUpdatedView, intentView, linkPublicView, linkView, transactionView } from "../../../lib/payments/views";
+import { networkView, tokenView } from "../../../lib/networks/view";
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+// As in the document: the schemas under #/components/schemas, a webhook's body beside them.
+ajv.addSchema({ components: { schemas: { ...RESPONSE_SCHEMAS, CompletedEvent: webhookEventSchema("payment_intent.completed") } } }, "doc");
+const validator = (name: string) => ajv.compile({ $ref: `doc#/components/schemas/${name}` });
+function expectValid(name: string, value: unknown) {
+	const validate = validator(name);
+	const ok = validate(value);
+	expect({ name, errors: ok ? null : validate.errors }).toEqual({ name, errors: null });
+}
+
+const at = new Date("2026-11-26T12:00:00.000Z");
+const intent = {
+	id: "9b1e0c1e-1f2a-4b3c-8d4e-5f6a7b8c9d0e",
+	amount: "12.5",
+	currency: "usd",
+	status: "requires_payment_method" as const,
+	paymentMethodTypes: ["crypto"],
+	returnUrl: "https://shop.example.com/return",
+	metadata: { order: "42" },
+	createdAt: at,
+	updatedAt: at,
+};
+const tx = {
+	id: "c2d4e6f8-0000-4000-8000-000000000001",
+	paymentLinkId: "l1",
+	amount: "12.5",
+	totalAmount: "12.5",
+	amountReceived: "0",
+	overpaidAmount: "0",
+	status: "pending" as const,
+	payerTokenId: "t1",
+	payerNetworkId: "n1",
+	supportPercent: "0",
+	depositAddress: "0x593814d3309e2dF31D112824F0bb5aa7Cb0D7d47",
+	simulated: false,
+	hash: null,
+	expiresAt: at,
+	createdAt: at,
+	updatedAt: at,
+};
+const link = {
+	id: "l1",
+	title: "Order",
+	slug: "pl_abc",
+	amount: "1",
+	tokenId: "t1",
+	networkId: "n1",
+	status: "active" as const,
+	expiresAt: null,
+	metadata: {},
+	withdrawalAddresses: { evm: "0x593814d3309e2dF31D112824F0bb5aa7Cb0D7d47" },
+	createdAt: at,
+	updatedAt: at,
+};
+
+describe("response schemas and the view builders", () => {
+	it("payment intent views", () => {
+		expectValid("PaymentIntentCreated", intentCreatedView(intent, { id: "l1", slug: "pl_abc" }, "secret", "https://pay.example.com"));
+		expectValid("PaymentIntent", intentView(intent, null));
+		expectValid("PaymentIntent", intentView({ ...intent, reversal: { transactionId: tx.id, amount: "1", currency: "usdc", hash: "0xabc", reversedAt: at.toISOString() } }, tx));
+		expectValid("PaymentIntentConfirmed", intentConfirmedView(intent, "https://pay.example.com/pay/pl_abc"));
+		expectValid("PaymentIntentStatus", intentStatusView(intent));
+		expectValid("PaymentIntentUpdated", intentUpdatedView(intent));
+		expectValid("PaymentIntentEventObject", intentEventObject(intent, tx, "usdc", true));
+		expectValid("CompletedEvent", { id: "e1", type: "payment_intent.completed", created: at.toISOString(), livemode: false, data: { object: intentEventObject({ ...intent, status: "succeeded" }, tx, "usdc", true) } });
+		expect(validator("CompletedEvent")({ id: "e1", type: "payment_intent.canceled", created: at.toISOString(), livemode: false, data: { object: intentEventObject(intent, null, undefined, false) } })).toBe(false);
+	});
+
+	it("links, transactions, networks, tokens", () => {
+		expectValid("PaymentLink", linkView(link));
+		expectValid("PaymentLinkPublic", linkPublicView(link));
+		expectValid("Transaction", transactionView(tx));
+		const network = { id: "n1", name: "Sepolia", chainType: "evm" as const, chainId: 11155111, blockExplorerUrl: "", publicRpcUrls: [], isActive: true, isTestnet: true, listenerConfig: null, requiredConfirmations: 2, image: null, createdAt: at, updatedAt: at };
+		expectValid("Network", networkView(network));
+		expectValid("Network", { ...networkView(network), watched: true });
+		expectValid("Token", tokenView({ id: "t1", networkId: "n1", symbol: "USDC", name: "USD Coin", contractAddress: "0x1", decimals: 6, isNative: false, isStablecoin: true, isActive: true, image: null, createdAt: at, updatedAt: at }));
+	});
+
+	it("closed objects: a field added, renamed or retyped fails", () => {
+		const view = intentView(intent, null);
+		expect(validator("PaymentIntent")({ ...view, extra: 1 })).toBe(false);
+		expect(validator("PaymentIntent")({ ...view, amount: 12.5 })).toBe(false);
+		const { createdAt, ...renamed } = view;
+		expect(validator("PaymentIntent")({ ...renamed, created: createdAt })).toBe(false);
+	});
+
+	it("the error shape: status, message, phrase; field errors and plain extras allowed, nothing nested", () => {
+		expectValid("Error", { statusCode: 400, message: "Validation failed", error: "Bad Request", errors: { email: "required" } });
+		expectValid("Error", { statusCode: 429, message: "Too many", error: "Too Many Requests", canRetryAt: at.toISOString() });
+		expect(validator("Error")({ statusCode: 400, message: "x" })).toBe(false);
+		expect(validator("Error")({ statusCode: 400, message: "x", error: "Bad Request", stack: { a: 1 } })).toBe(false);
+	});
+});
