@@ -556,9 +556,9 @@ export function cpuText(a: CpuMark, b: CpuMark, transfers: number, selfLabel: st
 /** Where the watcher's steps spent their wall time (the runner's onStepTimings hook), over the steps that stored something. */
 export function stepsText(steps: readonly StepTimings[], transfers: number, blocksLabel: string, transfersLabel: string): string {
 	const measured = steps.filter(st => st.stored > 0);
-	const phase = (k: keyof Omit<StepTimings, "stored" | "fromBlock" | "toBlock">) => measured.reduce((n, st) => n + st[k], 0);
+	const phase = (k: keyof Omit<StepTimings, "stored" | "fromBlock" | "toBlock" | "readAhead">) => measured.reduce((n, st) => n + st[k], 0);
 	const stepMs = (["head", "addresses", "cursor", "blocks", "transfers", "commit", "reconcile"] as const).reduce((n, k) => n + phase(k), 0);
-	return `where the watcher's time goes: ${measured.length} steps stored ${measured.reduce((n, st) => n + st.stored, 0)} transfers in ${stepMs.toFixed(0)} ms of steps (${((stepMs * 1000) / Math.max(1, transfers)).toFixed(0)} us/transfer wall): head ${phase("head").toFixed(0)}, addresses ${phase("addresses").toFixed(0)}, cursor + reorg check ${phase("cursor").toFixed(0)}, blocks (${blocksLabel}) ${phase("blocks").toFixed(0)}, transfers (${transfersLabel}) ${phase("transfers").toFixed(0)}, commit ${phase("commit").toFixed(0)}, reconcile ${phase("reconcile").toFixed(0)} ms; the reports (detect, credit) run beside the steps in the same process`;
+	return `where the watcher's time goes: ${measured.length} steps stored ${measured.reduce((n, st) => n + st.stored, 0)} transfers in ${stepMs.toFixed(0)} ms of steps (${((stepMs * 1000) / Math.max(1, transfers)).toFixed(0)} us/transfer wall): head ${phase("head").toFixed(0)}, addresses ${phase("addresses").toFixed(0)}, cursor + reorg check ${phase("cursor").toFixed(0)}, blocks (${blocksLabel}) ${phase("blocks").toFixed(0)}, transfers (${transfersLabel}) ${phase("transfers").toFixed(0)}, commit ${phase("commit").toFixed(0)}, reconcile ${phase("reconcile").toFixed(0)} ms (${measured.filter(st => st.readAhead).length} of the ${measured.length} ranges read ahead, beside the commit before: their transfers phase is the wait for that read); the reports (detect, credit) run beside the steps in the same process`;
 }
 
 /**

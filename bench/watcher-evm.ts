@@ -74,7 +74,7 @@ function randomAddress(): string {
 	return getAddress(`0x${crypto.randomBytes(20).toString("hex")}`);
 }
 
-interface PhaseTotals extends StepTimings {
+interface PhaseTotals extends Omit<StepTimings, "readAhead"> {
 	steps: number;
 	report: number;
 	reported: number;

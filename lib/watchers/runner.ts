@@ -113,6 +113,35 @@ export interface StepTimings {
 	stored: number;
 	fromBlock: number;
 	toBlock: number;
+	/** The range was read while the previous one was committed (the read-ahead), not after it. */
+	readAhead: boolean;
+}
+
+/** A range's blocks and the transfers to watched addresses in them. */
+interface RangeRead {
+	blocks: BlockRef[];
+	found: SourceTransfer[];
+	/** The blocks do not continue the block they were read after: the node reorganised under the read. */
+	broken: boolean;
+}
+
+/**
+ * The next range, read while the range before it is committed. Used only by the next step of the
+ * same lease, when the cursor is the block it was read after, the catalogue is the one it matched
+ * and its last block is still the chain's; else read again. A lost lease or a rewind drops it.
+ */
+interface ReadAhead {
+	lease: Lease;
+	parent: { number: number; hash: string };
+	catalogueKey: string;
+	/** Never rejects: a failed read is an Error, and the step reads the range itself. */
+	result: Promise<RangeRead | Error>;
+	discarded: boolean;
+}
+
+/** What identifies the tokens a range was matched against. */
+function catalogueKey(c: NetworkCatalogue): string {
+	return c.tokens.map(t => `${t.tokenId}:${t.contractAddress.toLowerCase()}:${t.decimals}`).join(",");
 }
 
 export interface WatcherStatus {
@@ -184,6 +213,16 @@ export class NetworkWatcher {
 	private addresses = new Set<string>();
 	private addressKeyset: { createdAt: string; id: string } | null = null;
 	private addressesLoadedAt = 0;
+	/**
+	 * The address set holds every deposit address that can be paid in a block up to this head: a
+	 * refresh started after reading it has ended (-1: none yet). A step reads no block above it.
+	 */
+	private addressCover = -1;
+	/** The address refresh in flight (one at a time), beside the steps. */
+	private addressRefresh: Promise<void> | null = null;
+	private readAhead: ReadAhead | null = null;
+	/** The last read-ahead started, until it ends (used or not): a source reads one range at a time (Solana keeps a range's blocks between blocks() and transfers()). */
+	private aheadInFlight: Promise<unknown> | null = null;
 	private lastReconcileAt = 0;
 	/** Where the reconciliation cycle stands: the next page starts after this address; null: the next page starts a cycle. */
 	private reconcileAfter: { afterCreatedAt: string; afterId: string } | null = null;
@@ -241,6 +280,9 @@ export class NetworkWatcher {
 		this.wake?.();
 		await this.loop;
 		await this.reporting;
+		this.discardReadAhead();
+		await this.aheadInFlight;
+		await this.addressRefresh?.catch(() => undefined);
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		if (this.lease) await releaseLease(this.deps.models, this.lease, Date.now()).catch(() => undefined);
 		this.lease = null;
@@ -321,6 +363,7 @@ export class NetworkWatcher {
 		this.lease = null;
 		this.leaseUntil = null;
 		this.status.leader = false;
+		this.discardReadAhead();
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		this.renewTimer = null;
 		this.deps.onStandby?.();
@@ -357,7 +400,7 @@ export class NetworkWatcher {
 		const lease = this.lease!;
 		const timed = this.deps.onStepTimings;
 		let mark = performance.now();
-		const t: StepTimings = { head: 0, addresses: 0, cursor: 0, blocks: 0, transfers: 0, commit: 0, reconcile: 0, stored: 0, fromBlock: 0, toBlock: 0 };
+		const t: StepTimings = { head: 0, addresses: 0, cursor: 0, blocks: 0, transfers: 0, commit: 0, reconcile: 0, stored: 0, fromBlock: 0, toBlock: 0, readAhead: false };
 		const lap = (phase: "head" | "addresses" | "cursor" | "blocks" | "transfers" | "commit" | "reconcile") => {
 			const at = performance.now();
 			t[phase] += at - mark;
@@ -374,8 +417,11 @@ export class NetworkWatcher {
 			this.status.rpcDown = false;
 		}
 		// The catalogue, like the addresses, after the head: a token switched on after this read can
-		// only have checkouts paid in a later block, which the next step reads with it.
-		await Promise.all([this.refreshAddresses(), this.refreshCatalogue()]);
+		// only have checkouts paid in a later block, which the next step reads with it. The addresses
+		// are refreshed beside the step: it reads no block above the head the set covers, and waits
+		// for this refresh only when the cursor has reached that (at the head, every step).
+		this.refreshAddressesAfter(head.number);
+		await this.refreshCatalogue();
 		lap("addresses");
 		// Before anything of this range is stored, so a report pass never meets a row above its head;
 		// after the catalogue, so a pass counting against this head applies a requirement read after it.
@@ -403,6 +449,7 @@ export class NetworkWatcher {
 		const tip = { number: cursor.blockNumber, hash: cursor.blockHash! };
 		const onChain = tip.number <= head.number ? await source.block(tip.number) : null;
 		if (!onChain || onChain.hash.toLowerCase() !== tip.hash.toLowerCase()) {
+			this.discardReadAhead();
 			// A report pass must not mark a transfer credited after the rewind marked it reverted.
 			await this.reporting;
 			await this.walkBack(cursor.recentBlocks);
@@ -412,23 +459,40 @@ export class NetworkWatcher {
 		let to = Math.min(head.number, tip.number + config.maxRange);
 		let caughtUp = true;
 		if (to > tip.number) {
-			// A lagging node may have fewer blocks than its head said: the source answers the run it has.
-			const blocks = await source.blocks(tip.number + 1, to);
-			lap("blocks");
-			if (blocks.length === 0) return false;
-			to = blocks[blocks.length - 1].number;
-			if (!continuesChain(tip, blocks)) return true; // reorganised under us: the next step walks back
-			const hashes = new Map<number, string>();
-			for (const b of blocks) if (head.number - b.number < NEAR_HEAD_BLOCKS) hashes.set(b.number, b.hash);
-			const found = this.addresses.size ? await source.transfers({ fromBlock: tip.number + 1, toBlock: to, addresses: this.addresses, tokens: this.catalogue.tokens, blockHashes: hashes }) : [];
+			let read = await this.takeReadAhead(lease, tip);
+			if (this.lease !== lease) return false;
+			t.readAhead = read !== null;
 			lap("transfers");
+			if (!read) {
+				if (this.addressCover <= tip.number) {
+					await this.addressesCovering(head.number);
+					lap("addresses");
+				}
+				to = Math.min(to, this.addressCover);
+				await this.aheadInFlight;
+				read = await this.readRange(tip, to, head.number, this.addresses, this.catalogue.tokens, () => lap("blocks"));
+				lap("transfers");
+			}
+			const { blocks, found } = read;
+			if (blocks.length === 0) return false;
+			if (read.broken) return true; // reorganised under us: the next step walks back
+			to = blocks[blocks.length - 1].number;
 			const byNumber = new Map(blocks.map(b => [b.number, b.hash.toLowerCase()]));
 			// A transfer from a block that is not the one just read: the node reorganised in between.
 			if (found.some(f => byNumber.get(f.blockNumber) !== f.blockHash.toLowerCase())) return true;
 			const last = blocks[blocks.length - 1];
 			const recent = appendRecent(cursor.recentBlocks, blocks.slice(-config.reorgDepth), config.reorgDepth);
 			const rows = this.toRows(found);
-			await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, rows, this.deps.now());
+			// The next range is read while this one is committed (at most one ahead, within the head
+			// and the addresses this step knows); only the next step of this lease may use it.
+			const nextTo = Math.min(head.number, to + config.maxRange, this.addressCover);
+			if (nextTo > to) this.startReadAhead(lease, { number: last.number, hash: last.hash }, nextTo, head.number);
+			try {
+				await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, rows, this.deps.now());
+			} catch (err) {
+				this.discardReadAhead();
+				throw err;
+			}
 			lap("commit");
 			Object.assign(t, { stored: rows.length, fromBlock: tip.number + 1, toBlock: to });
 			caughtUp = to >= head.number;
@@ -445,6 +509,63 @@ export class NetworkWatcher {
 		lap("reconcile");
 		if (timed && t.toBlock > 0) timed(t);
 		return !caughtUp;
+	}
+
+	/**
+	 * Blocks after `parent` up to `to` (the source may answer fewer) and their transfers to
+	 * `addresses`; the transfers are not read when the blocks do not continue `parent`.
+	 */
+	private async readRange(parent: { number: number; hash: string }, to: number, headNumber: number, addresses: ReadonlySet<string>, tokens: readonly WatchedToken[], onBlocks?: () => void): Promise<RangeRead> {
+		const { source } = this.deps;
+		// A lagging node may have fewer blocks than its head said: the source answers the run it has.
+		const blocks = await source.blocks(parent.number + 1, to);
+		onBlocks?.();
+		if (blocks.length === 0) return { blocks, found: [], broken: false };
+		if (!continuesChain(parent, blocks)) return { blocks, found: [], broken: true };
+		const hashes = new Map<number, string>();
+		for (const b of blocks) if (headNumber - b.number < NEAR_HEAD_BLOCKS) hashes.set(b.number, b.hash);
+		const last = blocks[blocks.length - 1].number;
+		const found = addresses.size ? await source.transfers({ fromBlock: parent.number + 1, toBlock: last, addresses, tokens, blockHashes: hashes }) : [];
+		return { blocks, found, broken: false };
+	}
+
+	/** Reads the range after `parent` (being committed) up to `to`, for the next step. */
+	private startReadAhead(lease: Lease, parent: { number: number; hash: string }, to: number, headNumber: number): void {
+		this.discardReadAhead();
+		const result = this.readRange(parent, to, headNumber, this.addresses, this.catalogue.tokens).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+		this.readAhead = { lease, parent, catalogueKey: catalogueKey(this.catalogue), result, discarded: false };
+		const inFlight = result.finally(() => {
+			if (this.aheadInFlight === inFlight) this.aheadInFlight = null;
+		});
+		this.aheadInFlight = inFlight;
+	}
+
+	private discardReadAhead(): void {
+		if (this.readAhead) this.readAhead.discarded = true;
+		this.readAhead = null;
+	}
+
+	/**
+	 * The read-ahead, if it is the range after the cursor `tip` read under `lease` against the
+	 * catalogue now applied, ended without error, and its last block is still the chain's (a reorg
+	 * in it since: read again, so nothing of a dropped block is stored). Taken once, whatever the answer.
+	 */
+	private async takeReadAhead(lease: Lease, tip: { number: number; hash: string }): Promise<RangeRead | null> {
+		const ahead = this.readAhead;
+		if (!ahead) return null;
+		try {
+			if (ahead.lease !== lease || ahead.parent.number !== tip.number || ahead.parent.hash.toLowerCase() !== tip.hash.toLowerCase() || ahead.catalogueKey !== catalogueKey(this.catalogue)) return null;
+			const read = await ahead.result;
+			if (ahead.discarded || read instanceof Error) return null;
+			if (read.broken || read.blocks.length === 0) return null;
+			const last = read.blocks[read.blocks.length - 1];
+			const now = await this.deps.source.block(last.number);
+			if (ahead.discarded || !now || now.hash.toLowerCase() !== last.hash.toLowerCase()) return null;
+			return read;
+		} finally {
+			if (this.readAhead === ahead) this.discardReadAhead();
+			ahead.discarded = true;
+		}
 	}
 
 	private progress(head: number, cursor: number): void {
@@ -495,8 +616,7 @@ export class NetworkWatcher {
 		const next = await readNetworkCatalogue(models, network.id);
 		if (!next) return;
 		const before = this.catalogue;
-		const key = (c: NetworkCatalogue) => c.tokens.map(t => `${t.tokenId}:${t.contractAddress.toLowerCase()}:${t.decimals}`).join(",");
-		if (key(before) !== key(next)) {
+		if (catalogueKey(before) !== catalogueKey(next)) {
 			logger.info(`Watcher: network ${network.slug} follows ${next.tokens.map(t => `${t.symbol}${t.contractAddress ? ` (${t.contractAddress})` : ""}`).join(", ") || "no token"}`);
 		}
 		if (before.requiredConfirmations !== next.requiredConfirmations) {
@@ -507,21 +627,53 @@ export class NetworkWatcher {
 		this.status.tokens = next.tokens.map(t => t.symbol);
 	}
 
-	/** Loads new deposit addresses (keyset pages); a full reload now and then drops those past the window. */
+	/**
+	 * Starts a refresh of the address set unless one runs, `head` having been read before: once it
+	 * ends the set covers that head. Not awaited by a step that reads below the cover already; a
+	 * failure shows when a step waits for it (addressesCovering).
+	 */
+	private refreshAddressesAfter(head: number): Promise<void> {
+		if (this.addressRefresh) return this.addressRefresh;
+		const run = (async () => {
+			try {
+				await this.refreshAddresses();
+				this.addressCover = Math.max(this.addressCover, head);
+			} finally {
+				this.addressRefresh = null;
+			}
+		})();
+		this.addressRefresh = run;
+		run.catch(() => undefined);
+		return run;
+	}
+
+	/** Until the address set covers `head` (read by this step): a refresh started before it was read covers less, so another follows. */
+	private async addressesCovering(head: number): Promise<void> {
+		while (this.addressCover < head) await (this.addressRefresh ?? this.refreshAddressesAfter(head));
+	}
+
+	/**
+	 * Loads new deposit addresses (keyset pages); a full reload now and then drops those past the
+	 * window, built apart and swapped in whole (a read beside it keeps a complete set).
+	 */
 	private async refreshAddresses(): Promise<void> {
 		const { network, config } = this.deps;
 		const payments = this.payments;
 		const since = new Date(Date.now() - config.watchHours * 3_600_000).toISOString();
-		if (Date.now() - this.addressesLoadedAt > ADDRESS_RELOAD_MS) {
-			this.addresses = new Set();
-			this.addressKeyset = null;
-			this.addressesLoadedAt = Date.now();
-		}
+		const reload = Date.now() - this.addressesLoadedAt > ADDRESS_RELOAD_MS;
+		const into = reload ? new Set<string>() : this.addresses;
+		let keyset = reload ? null : this.addressKeyset;
 		for (;;) {
-			const page = await payments.depositAddresses({ networkId: network.id, since, limit: ADDRESS_PAGE, ...(this.addressKeyset ? { afterCreatedAt: this.addressKeyset.createdAt, afterId: this.addressKeyset.id } : {}) });
-			for (const a of page) this.addresses.add(a.address);
-			if (page.length) this.addressKeyset = { createdAt: page[page.length - 1].createdAt, id: page[page.length - 1].id };
+			const page = await payments.depositAddresses({ networkId: network.id, since, limit: ADDRESS_PAGE, ...(keyset ? { afterCreatedAt: keyset.createdAt, afterId: keyset.id } : {}) });
+			for (const a of page) into.add(a.address);
+			if (page.length) keyset = { createdAt: page[page.length - 1].createdAt, id: page[page.length - 1].id };
+			if (!reload) this.addressKeyset = keyset;
 			if (page.length < ADDRESS_PAGE) break;
+		}
+		if (reload) {
+			this.addresses = into;
+			this.addressKeyset = keyset;
+			this.addressesLoadedAt = Date.now();
 		}
 	}
 
