@@ -125,17 +125,23 @@ interface RangeRead {
 	broken: boolean;
 }
 
+/** A range read ahead, with the tokens it was matched against (the catalogue read after its head). */
+interface AheadRead extends RangeRead {
+	catalogueKey: string;
+}
+
 /**
- * The next range, read while the range before it is committed. Used only by the next step of the
- * same lease, when the cursor is the block it was read after, the catalogue is the one it matched
- * and its last block is still the chain's; else read again. A lost lease or a rewind drops it.
+ * The next range, read while the range before it is committed: a head read of its own, then the
+ * catalogue and the deposit addresses covering that head, then the blocks after the one being
+ * committed. Used only by the next step of the same lease, when the cursor is the block it was
+ * read after, the catalogue is the one it matched, it ends at or below that step's head and its
+ * last block is still the chain's; else read again. A lost lease, a reorg or a rewind drops it.
  */
 interface ReadAhead {
 	lease: Lease;
 	parent: { number: number; hash: string };
-	catalogueKey: string;
 	/** Never rejects: a failed read is an Error, and the step reads the range itself. */
-	result: Promise<RangeRead | Error>;
+	result: Promise<AheadRead | Error>;
 	discarded: boolean;
 }
 
@@ -459,7 +465,7 @@ export class NetworkWatcher {
 		let to = Math.min(head.number, tip.number + config.maxRange);
 		let caughtUp = true;
 		if (to > tip.number) {
-			let read = await this.takeReadAhead(lease, tip);
+			let read: RangeRead | null = await this.takeReadAhead(lease, tip, head.number);
 			if (this.lease !== lease) return false;
 			t.readAhead = read !== null;
 			lap("transfers");
@@ -483,10 +489,9 @@ export class NetworkWatcher {
 			const last = blocks[blocks.length - 1];
 			const recent = appendRecent(cursor.recentBlocks, blocks.slice(-config.reorgDepth), config.reorgDepth);
 			const rows = this.toRows(found);
-			// The next range is read while this one is committed (at most one ahead, within the head
-			// and the addresses this step knows); only the next step of this lease may use it.
-			const nextTo = Math.min(head.number, to + config.maxRange, this.addressCover);
-			if (nextTo > to) this.startReadAhead(lease, { number: last.number, hash: last.hash }, nextTo, head.number);
+			// The next range is read while this one is committed (one range ahead at most); only the
+			// next step of this lease may use it.
+			this.startReadAhead(lease, { number: last.number, hash: last.hash });
 			try {
 				await commitRange(sequelize, models, lease, { number: last.number, hash: last.hash, recent }, rows, this.deps.now());
 			} catch (err) {
@@ -529,11 +534,25 @@ export class NetworkWatcher {
 		return { blocks, found, broken: false };
 	}
 
-	/** Reads the range after `parent` (being committed) up to `to`, for the next step. */
-	private startReadAhead(lease: Lease, parent: { number: number; hash: string }, to: number, headNumber: number): void {
+	/**
+	 * Reads the range after `parent` (being committed), for the next step, as a step would: the
+	 * head, then the catalogue and the addresses (covering that head: a checkout paid at or below it
+	 * is in the set), then the blocks, at most WATCHER_MAX_RANGE of them.
+	 */
+	private startReadAhead(lease: Lease, parent: { number: number; hash: string }): void {
 		this.discardReadAhead();
-		const result = this.readRange(parent, to, headNumber, this.addresses, this.catalogue.tokens).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-		this.readAhead = { lease, parent, catalogueKey: catalogueKey(this.catalogue), result, discarded: false };
+		const { source, models, network, config } = this.deps;
+		const read = async (): Promise<AheadRead> => {
+			const head = await source.head();
+			this.refreshAddressesAfter(head.number);
+			const catalogue = (await readNetworkCatalogue(models, network.id)) ?? this.catalogue;
+			const to = Math.min(head.number, parent.number + config.maxRange);
+			if (to <= parent.number) return { blocks: [], found: [], broken: false, catalogueKey: catalogueKey(catalogue) };
+			if (this.addressCover < to) await this.addressesCovering(head.number);
+			return { ...(await this.readRange(parent, to, head.number, this.addresses, catalogue.tokens)), catalogueKey: catalogueKey(catalogue) };
+		};
+		const result = read().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+		this.readAhead = { lease, parent, result, discarded: false };
 		const inFlight = result.finally(() => {
 			if (this.aheadInFlight === inFlight) this.aheadInFlight = null;
 		});
@@ -546,19 +565,21 @@ export class NetworkWatcher {
 	}
 
 	/**
-	 * The read-ahead, if it is the range after the cursor `tip` read under `lease` against the
-	 * catalogue now applied, ended without error, and its last block is still the chain's (a reorg
-	 * in it since: read again, so nothing of a dropped block is stored). Taken once, whatever the answer.
+	 * The read-ahead, if it is the range after the cursor `tip` read under `lease`, ended without
+	 * error, matched the catalogue this step applies, ends at or below this step's head (a report
+	 * pass never meets a row above its head) and its last block is still the chain's (a reorg in it
+	 * since: read again, so nothing of a dropped block is stored). Taken once, whatever the answer.
 	 */
-	private async takeReadAhead(lease: Lease, tip: { number: number; hash: string }): Promise<RangeRead | null> {
+	private async takeReadAhead(lease: Lease, tip: { number: number; hash: string }, headNumber: number): Promise<RangeRead | null> {
 		const ahead = this.readAhead;
 		if (!ahead) return null;
 		try {
-			if (ahead.lease !== lease || ahead.parent.number !== tip.number || ahead.parent.hash.toLowerCase() !== tip.hash.toLowerCase() || ahead.catalogueKey !== catalogueKey(this.catalogue)) return null;
+			if (ahead.lease !== lease || ahead.parent.number !== tip.number || ahead.parent.hash.toLowerCase() !== tip.hash.toLowerCase()) return null;
 			const read = await ahead.result;
 			if (ahead.discarded || read instanceof Error) return null;
-			if (read.broken || read.blocks.length === 0) return null;
+			if (read.broken || read.blocks.length === 0 || read.catalogueKey !== catalogueKey(this.catalogue)) return null;
 			const last = read.blocks[read.blocks.length - 1];
+			if (last.number > headNumber) return null;
 			const now = await this.deps.source.block(last.number);
 			if (ahead.discarded || !now || now.hash.toLowerCase() !== last.hash.toLowerCase()) return null;
 			return read;
