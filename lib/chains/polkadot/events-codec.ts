@@ -7,9 +7,13 @@
  * One departure from the builder's defaults: account ids stay 32 bytes (rendered as 0x-hex only
  * where an event is one the watcher reads). The builder's AccountId codec SS58-encodes every account
  * of every event (a blake2b-512 checksum and a base-58 conversion each), which measured as three
- * quarters of its decode time; the watcher compares account ids, not strings (source.ts). It is
- * done by not naming the metadata's AccountId32 type as such: the builder then decodes it as the
- * [u8; 32] it wraps.
+ * quarters of its decode time; the watcher compares account ids, not strings (source.ts). Nor are
+ * they decoded as the [u8; 32] the type wraps: the builder gives a byte array as a `Binary`, whose
+ * private fields (a WeakMap entry each, as the package is compiled) cost about a fifth of the
+ * decode and much of its garbage (docs/benchmarks.md "Polkadot chain watcher"). So the metadata's
+ * AccountId32 type is given to the builder as the same 32 bytes read as eight little-endian u32
+ * words (`[u32; 8]`, still decoded by scale-ts), turned back into the bytes' hex only for the fields
+ * of the events the watcher reads.
  *
  * Every event is decoded (SCALE has no lengths to skip by), but only the events in `WANTED` get
  * their fields as strings; the others are given with their section, method and phase only.
@@ -36,17 +40,33 @@ interface DecodedRecord {
 	event: { type: string; value: { type: string; value: unknown } };
 }
 
+const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** An account id read as eight little-endian u32 words (see the file comment)? No other field of the events read is one. */
+function isAccountWords(v: unknown): v is number[] {
+	return Array.isArray(v) && v.length === 8 && typeof v[0] === "number";
+}
+
+/** The 0x-hex of the 32 bytes an account id's eight little-endian u32 words were read from. */
+function accountHex(words: readonly number[]): string {
+	let out = "0x";
+	for (const w of words) out += BYTE_HEX[w & 0xff] + BYTE_HEX[(w >>> 8) & 0xff] + BYTE_HEX[(w >>> 16) & 0xff] + BYTE_HEX[w >>> 24];
+	return out;
+}
+
 /** One field as events.ts reads it: numbers in decimal, account ids (and other bytes) as 0x-hex. */
 function fieldText(v: unknown): string {
+	if (isAccountWords(v)) return accountHex(v);
 	if (v instanceof Binary) return v.asHex();
 	if (typeof v === "bigint" || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return String(v);
 	// An enum or a nested struct: no field the watcher reads is one; kept visible, never a number.
-	return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x instanceof Binary ? x.asHex() : x));
+	return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x instanceof Binary ? x.asHex() : isAccountWords(x) ? accountHex(x) : x));
 }
 
 /** An event's fields in declaration order (a struct's keys, a tuple's items, a single field). */
 function fieldsOf(value: unknown): string[] {
 	if (value === undefined) return [];
+	if (isAccountWords(value)) return [accountHex(value)];
 	if (Array.isArray(value)) return value.map(fieldText);
 	if (value !== null && typeof value === "object" && !(value instanceof Binary)) return Object.values(value).map(fieldText);
 	return [fieldText(value)];
@@ -62,8 +82,13 @@ export class EventsDecoder {
 		const md = metadataCodec.dec(metadataHex).metadata;
 		if (md.tag !== "v14" && md.tag !== "v15") throw new Error(`metadata ${md.tag} is not supported (v14 or v15)`);
 		const value = md.value as V14 | V15;
-		// Accounts as bytes (see the file comment): the builder recognises AccountId32 by its path's last segment.
-		const lookup = value.lookup.map(entry => (entry.path.at(-1) === "AccountId32" ? { ...entry, path: [...entry.path.slice(0, -1), "AccountId32Bytes"] } : entry));
+		// Accounts as [u32; 8] (see the file comment); the builder recognises AccountId32 by its path's last segment.
+		const u32 = value.lookup.find(entry => entry.def.tag === "primitive" && entry.def.value.tag === "u32");
+		if (!u32) throw new Error("the metadata has no u32 type");
+		const lookup = value.lookup.map(entry => {
+			if (entry.path.at(-1) !== "AccountId32") return entry;
+			return { ...entry, path: [...entry.path.slice(0, -1), "AccountId32Words"], def: { tag: "array" as const, value: { len: 8, type: u32.id } } };
+		});
 		const events = getDynamicBuilder({ ...value, lookup } as V14 | V15).buildStorage("System", "Events");
 		this.decodeRecords = raw => events.dec(raw) as DecodedRecord[];
 	}
