@@ -1,1 +1,3 @@
+import "./global-agent-off";
+
 process.env.TEST_BACKEND = "mysql";

@@ -232,9 +232,9 @@ describe("the v3 API client over HTTP", () => {
 		try {
 			await expect(api.get("a")).resolves.toEqual({ n: 1 });
 			await expect(api.get("b")).resolves.toEqual({ n: 2 });
-			// The client asks for keep-alive on every request (its own keep-alive agent). Which socket
-			// a request then gets is Node's agent's choice: in CI (twice, never on a developer machine,
-			// cause not established) the second request came on a new socket, so that is not asserted.
+			// Every request goes through the client's own keep-alive agent. (In CI it once went out with
+			// `Connection: close` on a new socket each time: chopsticks, loaded by a Polkadot test file
+			// earlier in the same jest worker, had patched http.request: test/helpers/global-agent-off.ts.)
 			expect(seen.map(s => s.connection)).toEqual(["keep-alive", "keep-alive"]);
 			await expect(quick.get("c")).resolves.toEqual({ n: 3 });
 			expect(seen.map(s => s.url)).toEqual(["/api/v3/a", "/api/v3/b", "/api/v3/c", "/api/v3/c", "/api/v3/c"]);
