@@ -26,11 +26,11 @@ import { diffCounts, mysqlCommandParser, startCountingProxy, CountingProxy } fro
 import type { ReceiverStats } from "./webhook-receiver";
 import type { FloorDb } from "./webhook-floor";
 import { READY_PER_SLOT } from "../lib/webhooks/config";
-import { childStopper, cleanUpOnSigint, dropRunState, envInt, freePort, GATEWAY_ENTRY, gatewayEnv, intentBody, machineBusySeconds, makeLog, pickTestToken, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, setUpMerchant, sleep, tail, waitForRoutes, Child, GatewayEnvOptions } from "./common";
+import { benchEntry, CHILD_EXEC_ARGV, childStopper, cleanUpOnSigint, dropRunState, envInt, freePort, GATEWAY_ENTRY, gatewayEnv, intentBody, machineBusySeconds, makeLog, pickTestToken, prepareRun, preflight, procCpuSeconds, runMain, serverPids, settingsOrExit, setUpMerchant, sleep, tail, waitForRoutes, Child, GatewayEnvOptions } from "./common";
 
 const SERVICES_DIR = path.resolve(__dirname, "../services");
-const RECEIVER_ENTRY = path.join(__dirname, "webhook-receiver.js");
-const FLOOR_ENTRY = path.join(__dirname, "webhook-floor.js");
+const RECEIVER_ENTRY = benchEntry("webhook-receiver");
+const FLOOR_ENTRY = benchEntry("webhook-floor");
 /** Issue 21's target (issue 4's was 1,000). */
 const TARGET_EVENTS_PER_SECOND = 3000;
 
@@ -129,7 +129,7 @@ function spawnGateway(o: GatewayOptions, port: number): Spawned {
 		...(o.extraEnv || {}),
 	};
 	const spawnedAt = monoMs();
-	const proc = spawn(process.execPath, [...(o.nodeArgs || []), GATEWAY_ENTRY], { cwd: o.workDir, env, stdio: ["ignore", out, out] });
+	const proc = spawn(process.execPath, [...CHILD_EXEC_ARGV, ...(o.nodeArgs || []), GATEWAY_ENTRY], { cwd: o.workDir, env, stdio: ["ignore", out, out] });
 	fs.closeSync(out);
 	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
 	return { proc, logFile, exited, spawnedAt };
@@ -153,7 +153,7 @@ async function startReceiver(workDir: string): Promise<Receiver> {
 	const logFile = path.join(workDir, "receiver.log");
 	const out = fs.openSync(logFile, "a");
 	const spawnedAt = monoMs();
-	const proc = fork(RECEIVER_ENTRY, [], { cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
+	const proc = fork(RECEIVER_ENTRY, [], { execArgv: CHILD_EXEC_ARGV, cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
 	fs.closeSync(out);
 	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
 	const port = await Promise.race([
@@ -206,7 +206,7 @@ interface FloorResult {
 async function runFloor(workDir: string, job: { url: string; body: string; secret: string; events: number; concurrency: number; timeoutMs: number; db: FloorDb }, receiverPid: number | undefined, dbPid: number | undefined): Promise<{ result: FloorResult; cpu: string; perEvent: ReturnType<typeof cpuPerEvent> }> {
 	const logFile = path.join(workDir, "floor.log");
 	const out = fs.openSync(logFile, "a");
-	const proc = fork(FLOOR_ENTRY, [], { cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
+	const proc = fork(FLOOR_ENTRY, [], { execArgv: CHILD_EXEC_ARGV, cwd: workDir, env: { PATH: process.env.PATH, NODE_ENV: "production" }, stdio: ["ignore", out, out, "ipc"] });
 	fs.closeSync(out);
 	const exited = new Promise<number | null>(resolve => proc.once("exit", code => resolve(code)));
 	const child: Spawned = { proc, logFile, exited, spawnedAt: monoMs() };
@@ -299,7 +299,7 @@ async function main(): Promise<void> {
 	preflight(SETTINGS.mysqlUrl, SETTINGS.redisUrl, [GATEWAY_ENTRY, RECEIVER_ENTRY, FLOOR_ENTRY]);
 	const allServices = fs
 		.readdirSync(SERVICES_DIR)
-		.map(f => /^(.+)\.service\.js$/.exec(f)?.[1])
+		.map(f => /^(.+)\.service\.[jt]s$/.exec(f)?.[1])
 		.filter((s): s is string => !!s);
 	if (!allServices.includes("webhooks")) throw new Error(`no webhooks service in ${SERVICES_DIR}`);
 	const started = new Date();
