@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { IDEMPOTENT_CREATES } from "../../sdk/src";
+import { IDEMPOTENT_CREATES, SDK_VERSION } from "../../sdk/src";
 
 const ROOT = path.join(__dirname, "..", "..");
 const GENERATED = path.join(ROOT, "sdk", "src", "generated", "openapi.ts");
@@ -33,5 +33,13 @@ describe("sdk/src/generated/openapi.ts", () => {
 			}
 		}
 		expect(withKey.sort()).toEqual(IDEMPOTENT_CREATES.map(p => `post ${p}`).sort());
+	});
+});
+
+describe("sdk/package.json", () => {
+	it("has the version the client reports in its User-Agent", () => {
+		const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "sdk", "package.json"), "utf8"));
+		expect(SDK_VERSION).toBe(pkg.version);
+		expect(pkg).toMatchObject({ license: "MIT", main: "./dist/index.js", types: "./dist/index.d.ts", dependencies: { "exponential-backoff": expect.any(String) } });
 	});
 });
