@@ -163,15 +163,17 @@ export class CryptoPayClient {
 			throw new Attempt(res.status, null, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
 		};
 
+		const numOfAttempts = 1 + Math.max(0, retry.retries ?? 3);
 		try {
 			return await backOff(attempt, {
-				numOfAttempts: 1 + Math.max(0, retry.retries ?? 3),
+				numOfAttempts,
 				startingDelay: retry.initialDelayMs ?? 500,
 				timeMultiple: 2,
 				maxDelay: retry.maxDelayMs ?? 8_000,
 				jitter: "full",
-				retry: async e => {
-					if (!(e instanceof Attempt) || !isRetryableOutcome(e.status, idempotent) || o.signal?.aborted) return false;
+				// Called after the last attempt too: no waiting then.
+				retry: async (e, attemptNumber) => {
+					if (attemptNumber >= numOfAttempts || !(e instanceof Attempt) || !isRetryableOutcome(e.status, idempotent) || o.signal?.aborted) return false;
 					if (e.retryAfterMs !== undefined) {
 						if (e.retryAfterMs > maxRetryAfterMs) return false;
 						// At least Retry-After: this wait, then the backoff's own (jittered) delay.
@@ -181,6 +183,7 @@ export class CryptoPayClient {
 				},
 			});
 		} catch (e) {
+			if (o.signal?.aborted) throw o.signal.reason ?? e;
 			if (!(e instanceof Attempt)) throw e;
 			if (e.status === null) throw new CryptoPayConnectionError(METHOD, url.toString(), e.cause);
 			throw new CryptoPayApiError({ status: e.status, body: errorBodyOf(e.status, last!.statusText, lastText), headers: last!.headers, method: METHOD, url: url.toString(), retryAfterMs: e.retryAfterMs });

@@ -7,6 +7,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { CryptoPayApiError, CryptoPayClient, CryptoPayConnectionError } from "../../sdk/src";
+import { until } from "../helpers/until";
 
 interface Hit {
 	at: number;
@@ -114,6 +115,32 @@ describe("sdk/src/client retries", () => {
 			expect(slow.hits).toHaveLength(1);
 		} finally {
 			await slow.close();
+		}
+	});
+
+	it("does not wait a Retry-After after the last allowed attempt", async () => {
+		// Were the last 503's Retry-After (50 minutes) waited for, the test would time out.
+		const server = await scripted([unavailable("0"), unavailable("3000")]);
+		try {
+			const err = await new CryptoPayClient({ baseUrl: server.baseUrl, retry: { ...fast, retries: 1, maxRetryAfterMs: 3_600_000 } }).get("/payments/networks").catch((e: Error) => e);
+			expect(err).toMatchObject({ status: 503, retryAfterMs: 3_000_000 });
+			expect(server.hits).toHaveLength(2);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it("stops retrying when the caller aborts", async () => {
+		const server = await scripted([unavailable("30")]);
+		try {
+			const controller = new AbortController();
+			const pending = new CryptoPayClient({ baseUrl: server.baseUrl, retry: fast }).get("/payments/networks", { signal: controller.signal }).catch((e: Error) => e);
+			await until("the first attempt", () => server.hits.length === 1, 30_000);
+			controller.abort();
+			expect(await pending).toMatchObject({ name: "AbortError" });
+			expect(server.hits).toHaveLength(1);
+		} finally {
+			await server.close();
 		}
 	});
 
