@@ -16,6 +16,7 @@ import { appOf } from "../lib/app";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
+import { jsonNull } from "../lib/json-null";
 import type { AuthMeta } from "../lib/meta";
 import { amountRule, money, toAmountString } from "../lib/money";
 import { CATALOGUE, tokenIdFor } from "../lib/networks/catalogue";
@@ -136,12 +137,6 @@ const CODE = { type: "string", trim: true, min: 1, max: 20 } as const;
 const tokenNotFound = () => notFound("Token not found");
 const currencyNotFound = () => notFound("Currency not found");
 const priceUnavailable = (field: string) => badRequest("Price unavailable", { [field]: "priceUnavailable" });
-
-/** moleculer-web answers `null` with an empty body; the spec's reads answer JSON null. */
-function jsonNull(ctx: Ctx<any>): string {
-	ctx.meta.$responseType = "application/json; charset=utf-8";
-	return "null";
-}
 
 function decimalsOf(amount: string): number {
 	const dot = amount.indexOf(".");

@@ -17,6 +17,7 @@ import { inTransaction } from "../lib/db";
 import { badRequest, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { uuid } from "../lib/ids";
+import { jsonNull } from "../lib/json-null";
 import type { AuthMeta } from "../lib/meta";
 import { amountRule, money, signedAmountRule } from "../lib/money";
 import { assertNetworkAllowed, ORGANIZATION_MODES, OrganizationMode } from "../lib/networks/mode";
@@ -97,11 +98,11 @@ export type RecordParams = Omit<EntryView, "id" | "createdAt"> & { fence?: Sweep
 /** The sweeper's lease a ledger write is made under: checked in the entry's own DB transaction (lib/sweeps/store.ts assertFence). */
 const fenceRule = { type: "object", optional: true, strict: "remove", props: { networkId: { type: "uuid" }, owner: { type: "string", min: 1, max: 200 }, token: { type: "number", integer: true } } } as const;
 
-function settingsView(s: WithdrawalSettings): SettingsView {
+export function settingsView(s: WithdrawalSettings): SettingsView {
 	return { id: s.id, userId: s.userId, addresses: s.addresses, isEnabled: true, strategy: s.strategy, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() };
 }
 
-function requestView(r: WithdrawalRequest): RequestView {
+export function requestView(r: WithdrawalRequest): RequestView {
 	return {
 		id: r.id,
 		userId: r.userId,
@@ -160,10 +161,11 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 			rest: "GET /withdrawals/settings",
 			auth: "jwt",
 			params: { $$strict: "remove" },
-			async handler(this: WithdrawalsThis, ctx: Ctx): Promise<SettingsView | null> {
+			/** JSON `null` while none are saved (spec "Withdrawal settings"). */
+			async handler(this: WithdrawalsThis, ctx: Ctx): Promise<SettingsView | string> {
 				const org = await this.resolveOrganization(ctx);
 				const row = await appOf(this.broker).models.WithdrawalSettings.findOne({ where: { organizationId: org.id } });
-				return row ? settingsView(row) : null;
+				return row ? settingsView(row) : jsonNull(ctx);
 			},
 		},
 

@@ -159,7 +159,6 @@ function operationFor(route: GatewayRoute): Record<string, unknown> {
 		success.status === 204 || success.noBody
 			? {}
 			: {
-					...(success.emptyWhenNull ? { "x-empty-when-null": true } : {}),
 					content: { "application/json": { schema: success.schema ?? { description: "A JSON value whose shape is not described yet" } } },
 				};
 	const operation: Record<string, unknown> = {

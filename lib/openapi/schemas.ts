@@ -9,6 +9,8 @@ import { INTENT_STATES, type IntentEventType } from "../payments/intent-state";
 import { LINK_STATUSES } from "../payments/link-state";
 import { TRANSACTION_STATUSES } from "../payments/settlement";
 import { CHAIN_TYPES } from "../networks/catalogue";
+import { ORGANIZATION_MODES } from "../networks/mode";
+import { WITHDRAWAL_REQUEST_STATUSES, WITHDRAWAL_STRATEGIES } from "../withdrawals/ledger";
 import type { JsonSchema } from "./fv-json-schema";
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
@@ -21,6 +23,10 @@ const decimal: JsonSchema = { type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$",
 const int: JsonSchema = { type: "integer" };
 const bool: JsonSchema = { type: "boolean" };
 const freeObject: JsonSchema = { type: "object" };
+const nullableInt: JsonSchema = { type: ["integer", "null"] };
+const nullableDecimal: JsonSchema = { ...decimal, type: ["string", "null"], description: "Decimal amount as a string; null when it cannot be valued" };
+const orgMode: JsonSchema = { enum: [...ORGANIZATION_MODES] };
+const orNull = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: "null" }] });
 
 function closed(properties: Record<string, JsonSchema>, optional: string[] = [], description?: string): JsonSchema {
 	return {
@@ -190,6 +196,136 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
 		},
 		["reversal", "latestTransaction"],
 	),
+	/** A new session (services/auth.service.ts startSession, LoginResponse); the user as lib/users/view.ts shows it. */
+	LoginResponse: closed({
+		token: { type: "string", description: "Access token (JWT), the bearer credential" },
+		refreshToken: { type: "string", description: "Bearer credential of POST /auth/refresh" },
+		tokenExpires: { type: "integer", description: "When the access token expires (milliseconds since the epoch)" },
+		user: ref("User"),
+	}),
+	RefreshResponse: closed({
+		token: { type: "string", description: "Access token (JWT), the bearer credential" },
+		refreshToken: { type: "string", description: "The new refresh token (the one sent is spent)" },
+		tokenExpires: { type: "integer", description: "When the access token expires (milliseconds since the epoch)" },
+	}),
+	ResendStatus: closed({ canResend: bool, canRetryAt: nullableDateTime, remainingToday: int }),
+	/** services/keys.service.ts toApiKeyView. */
+	ApiKey: closed({
+		id: int,
+		name: str,
+		keyPrefix: { type: "string", description: "First 8 characters of the key (ak_live_ or ak_test_)" },
+		last4: str,
+		status: { enum: ["active", "revoked"] },
+		webhookUrl: nullableStr,
+		createdAt: dateTime,
+		updatedAt: dateTime,
+	}),
+	ApiKeyCreated: closed({ apiKey: ref("ApiKey"), key: str, secret: { type: "string", description: "Shown in this answer only" } }),
+	/** The organization and mode of a key (POST /api-keys/test adds `ok`). */
+	ApiKeyPrincipal: closed({ id: int, organizationId: str, mode: orgMode }),
+	ApiKeyCheck: closed({ ok: { const: true }, organizationId: str, mode: orgMode }),
+	/** services/organizations.service.ts toView: the organization with the caller's role in it. */
+	Organization: closed({ id: str, name: str, mode: orgMode, role: { enum: ["owner", "admin", "member"] }, createdAt: dateTime }),
+	/** lib/pricing/view.ts. */
+	Currency: closed({ id: str, code: str, name: str, symbol: str, decimals: int, isActive: bool, createdAt: dateTime, updatedAt: dateTime }),
+	TokenPrice: closed({ id: str, tokenId: str, priceUsd: decimal, source: str, createdAt: dateTime }),
+	CurrencyRate: closed({
+		id: str,
+		baseCurrencyId: str,
+		quoteCurrencyId: str,
+		rate: { ...decimal, description: "1 base = rate quote" },
+		source: str,
+		createdAt: dateTime,
+		inverted: { type: "boolean", description: "The stored rate is quote to base and this is its inverse" },
+	}),
+	FiatQuote: closed(
+		{
+			amountUsd: decimal,
+			amountUsdc: decimal,
+			sourceAmount: decimal,
+			sourceCurrency: str,
+			currencyRateId: { type: ["string", "null"], description: "null when the source currency is USD" },
+			tokenAmount: decimal,
+			tokenSymbol: str,
+			tokenPriceId: { type: "string", description: "The price the token amount was computed with" },
+			tokenPriceUsd: decimal,
+		},
+		["tokenAmount", "tokenSymbol", "tokenPriceId", "tokenPriceUsd"],
+		"The token fields only when tokenId was given",
+	),
+	/** services/withdrawals.service.ts settingsView. */
+	WithdrawalSettings: closed({
+		id: str,
+		userId: int,
+		addresses: { type: "object", additionalProperties: str, description: "Chain type to address" },
+		isEnabled: { const: true },
+		strategy: { enum: [...WITHDRAWAL_STRATEGIES] },
+		createdAt: dateTime,
+		updatedAt: dateTime,
+	}),
+	/** services/withdrawals.service.ts requestView. */
+	WithdrawalRequest: closed({
+		id: str,
+		userId: int,
+		amount: decimal,
+		tokenId: str,
+		sourceNetworkId: str,
+		destinationNetworkId: nullableStr,
+		address: str,
+		strategy: { enum: [...WITHDRAWAL_STRATEGIES] },
+		status: { enum: [...WITHDRAWAL_REQUEST_STATUSES] },
+		reason: nullableStr,
+		txHash: nullableStr,
+		attempts: int,
+		createdAt: dateTime,
+		updatedAt: dateTime,
+		completedAt: nullableDateTime,
+	}),
+	WithdrawalSummary: closed({
+		byNetwork: { type: "array", items: closed({ networkId: str, networkName: nullableStr, totalAmount: decimal, totalUsdcValue: nullableDecimal }) },
+		byToken: { type: "array", items: closed({ tokenId: str, networkId: str, tokenSymbol: nullableStr, totalAmount: decimal, totalUsdcValue: nullableDecimal }) },
+		totals: closed({ totalEarnedUsdc: decimal, totalWithdrawnUsdc: decimal, remainingUsdc: decimal }),
+	}),
+	/** services/webhooks.service.ts logView: one delivery attempt. */
+	WebhookLog: closed({
+		id: int,
+		apiKeyId: int,
+		userId: nullableInt,
+		event: str,
+		eventId: str,
+		url: str,
+		statusCode: { type: ["integer", "null"], description: "What the endpoint answered; null when no answer came" },
+		success: bool,
+		attemptNumber: int,
+		error: nullableStr,
+		response: nullableStr,
+		durationMs: nullableInt,
+		createdAt: dateTime,
+	}),
+	WebhookLogs: closed({ logs: { type: "array", items: ref("WebhookLog") }, total: int }),
+	WebhookTestSent: closed({ success: { const: true }, eventId: str, delivered: bool, statusCode: nullableInt }),
+	WebhookReceived: closed({ received: { const: true } }),
+	/** services/dashboard.service.ts. */
+	DashboardSummary: closed({
+		totals: closed({ links: int, intents: int, transactions: int, totalEarnedUsdc: decimal, withdrawnUsdc: decimal, remainingUsdc: decimal }),
+		volumeSeries: { type: "array", items: closed({ month: { type: "string", pattern: "^[0-9]{4}-[0-9]{2}$" }, transactionCount: { type: "string", pattern: "^[0-9]+$" } }) },
+		recentTransactions: {
+			type: "array",
+			items: closed({
+				id: str,
+				status: { enum: [...TRANSACTION_STATUSES] },
+				amount: decimal,
+				amountReceived: decimal,
+				createdAt: dateTime,
+				paymentLinkTitle: nullableStr,
+				paymentLinkSlug: nullableStr,
+				tokenSymbol: nullableStr,
+				networkName: nullableStr,
+				payerTokenSymbol: nullableStr,
+				payerAmount: decimal,
+			}),
+		},
+	}),
 };
 
 /** Every webhook event type (the type check below fails when lib/payments/intent-state.ts gains one not listed). */
@@ -223,8 +359,6 @@ export interface SuccessResponse {
 	description: string;
 	/** Answered without a body (the spec's "200 empty"). */
 	noBody?: boolean;
-	/** The action answers null when there is nothing: moleculer-web sends that as an empty body (`x-empty-when-null`). */
-	emptyWhenNull?: boolean;
 }
 
 const list = (item: JsonSchema): JsonSchema => ({ type: "array", items: item });
@@ -255,12 +389,41 @@ export const SUCCESS_RESPONSES: Record<string, SuccessResponse> = {
 	"users.update": { status: 200, schema: ref("User"), description: "The updated user" },
 	"users.remove": { status: 204, description: "Deleted" },
 	"files.upload": { status: 201, schema: ref("File"), description: "The stored file" },
-	"keys.create": { status: 201, description: "The new API key, with its secret (shown once)" },
-	"organizations.create": { status: 201, description: "The new organization" },
-	"withdrawals.createRequest": { status: 201, description: "The new withdrawal request" },
+	"auth.login": { status: 200, schema: ref("LoginResponse"), description: "Signed in" },
+	"auth.loginVerifyCode": { status: 200, schema: ref("LoginResponse"), description: "Signed in" },
+	"auth.registerVerifyCode": { status: 200, schema: ref("LoginResponse"), description: "Registered and signed in" },
+	"auth.confirmEmail": { status: 200, schema: ref("LoginResponse"), description: "Confirmed and signed in" },
+	"auth.googleLogin": { status: 200, schema: ref("LoginResponse"), description: "Signed in" },
+	"auth.refresh": { status: 200, schema: ref("RefreshResponse"), description: "A new access token and refresh token" },
+	"auth.resendStatus": { status: 200, schema: ref("ResendStatus"), description: "Whether a confirmation mail may be sent now" },
+	"auth.updateMe": { status: 200, schema: ref("User"), description: "The updated user" },
+	"keys.create": { status: 201, schema: ref("ApiKeyCreated"), description: "The new API key, with its secret (shown once)" },
+	"keys.list": { status: 200, schema: list(ref("ApiKey")), description: "The organization's API keys" },
+	"keys.update": { status: 200, schema: ref("ApiKey"), description: "The updated API key" },
+	"keys.revoke": { status: 200, schema: ref("ApiKey"), description: "The revoked API key" },
+	"keys.test": { status: 200, schema: ref("ApiKeyCheck"), description: "The key and secret are valid" },
+	"keys.whoami": { status: 200, schema: ref("ApiKeyPrincipal"), description: "The key the request is authenticated with" },
+	"organizations.list": { status: 200, schema: list(ref("Organization")), description: "The caller's organizations" },
+	"organizations.create": { status: 201, schema: ref("Organization"), description: "The new organization" },
+	"pricing.tokenPrice": { status: 200, schema: orNull(ref("TokenPrice")), description: "The token's latest price, or null when none exists" },
+	"pricing.currencies": { status: 200, schema: list(ref("Currency")), description: "The currencies" },
+	"pricing.currencyRate": { status: 200, schema: orNull(ref("CurrencyRate")), description: "The rate of the pair, or null when none exists" },
+	"pricing.fiatQuote": { status: 200, schema: ref("FiatQuote"), description: "The amount in USD (and in the token)" },
+	"pricing.setTokenPrice": { status: 200, schema: ref("TokenPrice"), description: "The stored price" },
+	"pricing.setCurrencyRate": { status: 200, schema: ref("CurrencyRate"), description: "The stored rate" },
+	"pricing.updateCurrency": { status: 200, schema: ref("Currency"), description: "The updated currency" },
+	"withdrawals.getSettings": { status: 200, schema: orNull(ref("WithdrawalSettings")), description: "The organization's withdrawal settings, or null while none are saved" },
+	"withdrawals.saveSettings": { status: 200, schema: ref("WithdrawalSettings"), description: "The saved settings" },
+	"withdrawals.createRequest": { status: 201, schema: ref("WithdrawalRequest"), description: "The new withdrawal request" },
+	"withdrawals.listRequests": { status: 200, schema: list(ref("WithdrawalRequest")), description: "The organization's withdrawal requests, newest first" },
+	"withdrawals.summary": { status: 200, schema: ref("WithdrawalSummary"), description: "Balances per network and token, and totals in USDC" },
+	"webhooks.receive": { status: 200, schema: ref("WebhookReceived"), description: "Received" },
+	"webhooks.sendTest": { status: 200, schema: ref("WebhookTestSent"), description: "The test event was sent (delivered: the endpoint answered 200)" },
+	"webhooks.sendCustom": { status: 200, schema: ref("WebhookTestSent"), description: "The custom event was sent (delivered: the endpoint answered 200)" },
+	"webhooks.logs": { status: 200, schema: ref("WebhookLogs"), description: "Delivery attempts, newest first" },
+	"dashboard.summary": { status: 200, schema: ref("DashboardSummary"), description: "Totals, the monthly volume and the latest transactions" },
 	"auth.loginSendCode": { status: 200, noBody: true, description: "Sent when the address has an active, confirmed account (the answer is the same either way)" },
 	"auth.registerSendCode": { status: 200, noBody: true, description: "Sent" },
-	"withdrawals.getSettings": { status: 200, emptyWhenNull: true, description: "The organization's withdrawal settings; an empty body while none are saved" },
 	"auth.register": { status: 204, description: "Registered: a confirmation mail was sent" },
 	"auth.resendConfirmation": { status: 204, description: "Sent" },
 	"auth.confirmNewEmail": { status: 204, description: "Confirmed" },

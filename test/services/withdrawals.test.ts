@@ -82,7 +82,9 @@ describe("withdrawals", () => {
 
 	describe("settings", () => {
 		it("are null until saved, need an address, and read back with the user who saved them", async () => {
-			expect((await call("GET", "/withdrawals/settings", { token: alice.token })).body).toBeNull();
+			// JSON null (spec "Withdrawal settings"), not an empty body.
+			const nothing = await call("GET", "/withdrawals/settings", { token: alice.token });
+			expect({ status: nothing.status, type: nothing.headers.get("content-type"), text: nothing.text }).toEqual({ status: 200, type: "application/json; charset=utf-8", text: "null" });
 			const none = await call("PUT", "/withdrawals/settings", { token: alice.token, body: { strategy: 2 } });
 			expect(none.status).toBe(400);
 			expect(none.body).toMatchObject({ statusCode: 400, error: "Bad Request", errors: { addresses: "required" } });

@@ -7,6 +7,9 @@ import addFormats from "ajv-formats";
 import { RESPONSE_SCHEMAS, webhookEventSchema } from "../../../lib/openapi/schemas";
 import { intentConfirmedView, intentCreatedView, intentEventObject, intentStatusView, intentUpdatedView, intentView, linkPublicView, linkView, transactionView } from "../../../lib/payments/views";
 import { networkView, tokenView } from "../../../lib/networks/view";
+import { currencyView, rateViewFor, storedPrice, storedRate, tokenPriceView } from "../../../lib/pricing/view";
+import { toApiKeyView } from "../../../services/keys.service";
+import { requestView, settingsView } from "../../../services/withdrawals.service";
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -85,6 +88,21 @@ describe("response schemas and the view builders", () => {
 		expectValid("Network", networkView(network));
 		expectValid("Network", { ...networkView(network), watched: true });
 		expectValid("Token", tokenView({ id: "t1", networkId: "n1", symbol: "USDC", name: "USD Coin", contractAddress: "0x1", decimals: 6, isNative: false, isStablecoin: true, isActive: true, image: null, createdAt: at, updatedAt: at }));
+	});
+
+	it("API keys, pricing, withdrawals", () => {
+		const key = { id: 7, name: "Shop", keyPrefix: "ak_test_", last4: "abcd", status: "active", webhookUrl: null, createdAt: at, updatedAt: at };
+		expectValid("ApiKey", toApiKeyView(key as never));
+		expectValid("ApiKey", toApiKeyView({ ...key, status: "revoked", webhookUrl: "https://shop.example.com/hook" } as never));
+		expectValid("Currency", currencyView({ id: "c1", code: "EUR", name: "Euro", symbol: "€", decimals: 2, isActive: true, createdAt: at, updatedAt: at }));
+		expectValid("TokenPrice", tokenPriceView(storedPrice({ id: "p1", tokenId: "t1", priceUsd: "1.0002", source: "manual", createdAt: at, confirmedAt: at })));
+		const rate = storedRate({ id: "r1", baseCurrencyId: "c1", quoteCurrencyId: "c2", rate: "1.08", source: "manual", createdAt: at, confirmedAt: at });
+		expectValid("CurrencyRate", rateViewFor(rate, "c1", "c2"));
+		expectValid("CurrencyRate", rateViewFor(rate, "c2", "c1"));
+		expectValid("WithdrawalSettings", settingsView({ id: "s1", userId: 1, addresses: { evm: "0x593814d3309e2dF31D112824F0bb5aa7Cb0D7d47" }, strategy: 1, createdAt: at, updatedAt: at } as never));
+		const request = { id: "w1", userId: 1, amount: "1.5", tokenId: "t1", sourceNetworkId: "n1", destinationNetworkId: null, address: "0x1", strategy: 1, status: "pending", reason: null, txHash: null, attempts: 0, createdAt: at, updatedAt: at, completedAt: null };
+		expectValid("WithdrawalRequest", requestView(request as never));
+		expectValid("WithdrawalRequest", requestView({ ...request, status: "completed", txHash: "0xabc", attempts: 1, completedAt: at } as never));
 	});
 
 	it("closed objects: a field added, renamed or retyped fails", () => {
