@@ -1608,6 +1608,257 @@ export interface components {
             updatedAt: string;
             latestTransaction?: components["schemas"]["LatestTransaction"] | null;
         };
+        LoginResponse: {
+            /** @description Access token (JWT), the bearer credential */
+            token: string;
+            /** @description Bearer credential of POST /auth/refresh */
+            refreshToken: string;
+            /** @description When the access token expires (milliseconds since the epoch) */
+            tokenExpires: number;
+            user: components["schemas"]["User"];
+        };
+        RefreshResponse: {
+            /** @description Access token (JWT), the bearer credential */
+            token: string;
+            /** @description The new refresh token (the one sent is spent) */
+            refreshToken: string;
+            /** @description When the access token expires (milliseconds since the epoch) */
+            tokenExpires: number;
+        };
+        ResendStatus: {
+            canResend: boolean;
+            /** Format: date-time */
+            canRetryAt: string | null;
+            remainingToday: number;
+        };
+        ApiKey: {
+            id: number;
+            name: string;
+            /** @description First 8 characters of the key (ak_live_ or ak_test_) */
+            keyPrefix: string;
+            last4: string;
+            /** @enum {unknown} */
+            status: "active" | "revoked";
+            webhookUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ApiKeyCreated: {
+            apiKey: components["schemas"]["ApiKey"];
+            key: string;
+            /** @description Shown in this answer only */
+            secret: string;
+        };
+        ApiKeyPrincipal: {
+            id: number;
+            organizationId: string;
+            /** @enum {unknown} */
+            mode: "sandbox" | "live";
+        };
+        ApiKeyCheck: {
+            /** @constant */
+            ok: true;
+            organizationId: string;
+            /** @enum {unknown} */
+            mode: "sandbox" | "live";
+        };
+        Organization: {
+            id: string;
+            name: string;
+            /** @enum {unknown} */
+            mode: "sandbox" | "live";
+            /** @enum {unknown} */
+            role: "owner" | "admin" | "member";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Currency: {
+            id: string;
+            code: string;
+            name: string;
+            symbol: string;
+            decimals: number;
+            isActive: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TokenPrice: {
+            id: string;
+            tokenId: string;
+            /** @description Decimal amount as a string */
+            priceUsd: string;
+            source: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CurrencyRate: {
+            id: string;
+            baseCurrencyId: string;
+            quoteCurrencyId: string;
+            /** @description 1 base = rate quote */
+            rate: string;
+            source: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The stored rate is quote to base and this is its inverse */
+            inverted: boolean;
+        };
+        /** @description The token fields only when tokenId was given */
+        FiatQuote: {
+            /** @description Decimal amount as a string */
+            amountUsd: string;
+            /** @description Decimal amount as a string */
+            amountUsdc: string;
+            /** @description Decimal amount as a string */
+            sourceAmount: string;
+            sourceCurrency: string;
+            /** @description null when the source currency is USD */
+            currencyRateId: string | null;
+            /** @description Decimal amount as a string */
+            tokenAmount?: string;
+            tokenSymbol?: string;
+            /** @description The price the token amount was computed with */
+            tokenPriceId?: string;
+            /** @description Decimal amount as a string */
+            tokenPriceUsd?: string;
+        };
+        WithdrawalSettings: {
+            id: string;
+            userId: number;
+            /** @description Chain type to address */
+            addresses: {
+                [key: string]: string;
+            };
+            /** @constant */
+            isEnabled: true;
+            /** @enum {unknown} */
+            strategy: 1 | 2;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WithdrawalRequest: {
+            id: string;
+            userId: number;
+            /** @description Decimal amount as a string */
+            amount: string;
+            tokenId: string;
+            sourceNetworkId: string;
+            destinationNetworkId: string | null;
+            address: string;
+            /** @enum {unknown} */
+            strategy: 1 | 2;
+            /** @enum {unknown} */
+            status: "pending" | "completed" | "failed";
+            reason: string | null;
+            txHash: string | null;
+            attempts: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            completedAt: string | null;
+        };
+        WithdrawalSummary: {
+            byNetwork: {
+                networkId: string;
+                networkName: string | null;
+                /** @description Decimal amount as a string */
+                totalAmount: string;
+                /** @description Decimal amount as a string; null when it cannot be valued */
+                totalUsdcValue: string | null;
+            }[];
+            byToken: {
+                tokenId: string;
+                networkId: string;
+                tokenSymbol: string | null;
+                /** @description Decimal amount as a string */
+                totalAmount: string;
+                /** @description Decimal amount as a string; null when it cannot be valued */
+                totalUsdcValue: string | null;
+            }[];
+            totals: {
+                /** @description Decimal amount as a string */
+                totalEarnedUsdc: string;
+                /** @description Decimal amount as a string */
+                totalWithdrawnUsdc: string;
+                /** @description Decimal amount as a string */
+                remainingUsdc: string;
+            };
+        };
+        WebhookLog: {
+            id: number;
+            apiKeyId: number;
+            userId: number | null;
+            event: string;
+            eventId: string;
+            url: string;
+            /** @description What the endpoint answered; null when no answer came */
+            statusCode: number | null;
+            success: boolean;
+            attemptNumber: number;
+            error: string | null;
+            response: string | null;
+            durationMs: number | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookLogs: {
+            logs: components["schemas"]["WebhookLog"][];
+            total: number;
+        };
+        WebhookTestSent: {
+            /** @constant */
+            success: true;
+            eventId: string;
+            delivered: boolean;
+            statusCode: number | null;
+        };
+        WebhookReceived: {
+            /** @constant */
+            received: true;
+        };
+        DashboardSummary: {
+            totals: {
+                links: number;
+                intents: number;
+                transactions: number;
+                /** @description Decimal amount as a string */
+                totalEarnedUsdc: string;
+                /** @description Decimal amount as a string */
+                withdrawnUsdc: string;
+                /** @description Decimal amount as a string */
+                remainingUsdc: string;
+            };
+            volumeSeries: {
+                month: string;
+                transactionCount: string;
+            }[];
+            recentTransactions: {
+                id: string;
+                /** @enum {unknown} */
+                status: "pending" | "confirmed" | "completed" | "expired" | "failed";
+                /** @description Decimal amount as a string */
+                amount: string;
+                /** @description Decimal amount as a string */
+                amountReceived: string;
+                /** Format: date-time */
+                createdAt: string;
+                paymentLinkTitle: string | null;
+                paymentLinkSlug: string | null;
+                tokenSymbol: string | null;
+                networkName: string | null;
+                payerTokenSymbol: string | null;
+                /** @description Decimal amount as a string */
+                payerAmount: string;
+            }[];
+        };
     };
     responses: {
         /** @description Invalid request: `errors` names each invalid field */
@@ -1802,7 +2053,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The updated API key */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1811,7 +2062,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1846,7 +2097,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The revoked API key */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1855,7 +2106,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1882,7 +2133,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The key the request is authenticated with */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1891,7 +2142,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ApiKeyPrincipal"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1925,7 +2176,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The key and secret are valid */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1934,7 +2185,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ApiKeyCheck"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1967,7 +2218,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Confirmed and signed in */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1976,7 +2227,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2091,7 +2342,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Whether a confirmation mail may be sent now */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2100,7 +2351,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ResendStatus"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2135,7 +2386,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Signed in */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2144,7 +2395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2220,7 +2471,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Signed in */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2229,7 +2480,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2352,7 +2603,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Registered and signed in */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2361,7 +2612,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2435,7 +2686,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Signed in */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2444,7 +2695,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2598,7 +2849,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The updated user */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2607,7 +2858,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["User"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2638,7 +2889,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description A new access token and refresh token */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2647,7 +2898,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["RefreshResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2717,7 +2968,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Totals, the monthly volume and the latest transactions */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2726,7 +2977,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["DashboardSummary"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2819,7 +3070,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The caller's organizations */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2828,7 +3079,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Organization"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2874,7 +3125,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Organization"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2905,7 +3156,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The organization's API keys */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2914,7 +3165,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ApiKey"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2961,7 +3212,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4109,7 +4360,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The updated currency */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4118,7 +4369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Currency"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4155,7 +4406,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The stored rate */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4164,7 +4415,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["CurrencyRate"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4201,7 +4452,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The stored price */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4210,7 +4461,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["TokenPrice"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4239,7 +4490,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The currencies */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4248,7 +4499,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Currency"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4278,7 +4529,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The rate of the pair, or null when none exists */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4287,7 +4538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["CurrencyRate"] | null;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4318,7 +4569,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The amount in USD (and in the token) */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4327,7 +4578,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["FiatQuote"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4356,7 +4607,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The token's latest price, or null when none exists */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4365,7 +4616,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["TokenPrice"] | null;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4629,7 +4880,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Received */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4638,7 +4889,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WebhookReceived"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4670,7 +4921,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Delivery attempts, newest first */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4679,7 +4930,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WebhookLogs"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4714,7 +4965,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The test event was sent (delivered: the endpoint answered 200) */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4723,7 +4974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WebhookTestSent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4760,7 +5011,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The custom event was sent (delivered: the endpoint answered 200) */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4769,7 +5020,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WebhookTestSent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4800,7 +5051,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The organization's withdrawal requests, newest first */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4809,7 +5060,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WithdrawalRequest"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4862,7 +5113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WithdrawalRequest"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4891,7 +5142,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The organization's withdrawal settings; an empty body while none are saved */
+            /** @description The organization's withdrawal settings, or null while none are saved */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4900,7 +5151,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WithdrawalSettings"] | null;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4938,7 +5189,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The saved settings */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4947,7 +5198,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WithdrawalSettings"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4976,7 +5227,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Balances per network and token, and totals in USDC */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4985,7 +5236,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WithdrawalSummary"];
                 };
             };
             400: components["responses"]["BadRequest"];
