@@ -509,7 +509,9 @@ export async function awaitCredits(models: CreditCounters, total: number, since:
 	let detected = false;
 	let lastNote = Date.now();
 	for (;;) {
-		const [d, c] = await Promise.all([models.ChainTransfer.count(), models.TransactionCredit.count()]);
+		// A COUNT(*) reads every row of its table (tens of ms at 50,000 rows, in MariaDB's CPU the
+		// bench measures): the detections are counted only until all are stored, twice a second.
+		const [d, c] = await Promise.all([detected ? total : models.ChainTransfer.count(), models.TransactionCredit.count()]);
 		if (!detected && d >= total) {
 			detected = true;
 			log(`all ${total} detections stored; ${c} credited so far`);
@@ -523,7 +525,7 @@ export async function awaitCredits(models: CreditCounters, total: number, since:
 			lastNote = Date.now();
 			log(`${d} detections, ${c} credits`);
 		}
-		await sleep(200);
+		await sleep(500);
 	}
 }
 
