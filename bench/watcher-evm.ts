@@ -264,7 +264,7 @@ async function main(): Promise<void> {
 		console.log(`  where the time goes (sums of wall time over the ${sum.steps} watcher steps that stored transfers, and ${reports.length} report pass(es)):`);
 		console.log(`    RPC: head ${ms(sum.head)}, block headers ${ms(sum.blocks)}, transfers (eth_getLogs + full blocks, match in memory) ${ms(sum.transfers)}`);
 		console.log(`    DB: addresses refresh ${ms(sum.addresses)}, cursor ${ms(sum.cursor)}, commit (${sum.stored} chain_transfers rows) ${ms(sum.commit)} = ${((1000 * sum.commit) / Math.max(1, sum.stored)).toFixed(0)} us/row`);
-		console.log(`    report, beside the loop (${sum.reported} transfers through transactions.detectBatch / creditBatch, up to 200 a call, 2 calls at once) ${ms(sum.report)} = ${((1000 * sum.report) / Math.max(1, sum.reported)).toFixed(0)} us/transfer; reconcile ${ms(sum.reconcile)}`);
+		console.log(`    report, beside the loop (${sum.reported} transfers through transactions.detectBatch / creditBatch, up to 200 a call, 4 calls at once) ${ms(sum.report)} = ${((1000 * sum.report) / Math.max(1, sum.reported)).toFixed(0)} us/transfer; reconcile ${ms(sum.reconcile)}`);
 		console.log(`    detect path (head..commit) per transfer: ${((1000 * (sum.head + sum.addresses + sum.cursor + sum.blocks + sum.transfers + sum.commit)) / Math.max(1, sum.stored)).toFixed(0)} us`);
 		console.log(`  CPU over ${wall.toFixed(1)} s (2 cores = ${(2 * wall).toFixed(0)} core-s): ${cpuLine("this process (node + driver)", 0, selfCpu)}, ${cpuLine("anvil", cpu0.anvil, cpu1.anvil)}, ${cpuLine("mysqld", cpu0.mysqld, cpu1.mysqld)}`);
 		if (profile) console.log(`  CPU profile of this process:\n${formatSummary(summarizeProfile(profile, 15), total)}`);

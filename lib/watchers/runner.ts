@@ -184,7 +184,24 @@ async function inChunks<T, R>(items: readonly T[], width: number, fn: (item: T) 
 	return out;
 }
 
-const REPORT_BATCH = 500;
+/**
+ * `fn` over `items`, at most `width` at once, answers in order: a pool (the next starts as soon as
+ * any ends), so one slow item does not hold back the others' successors as a wave would.
+ */
+async function inPool<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+	const out: R[] = new Array(items.length);
+	let next = 0;
+	const worker = async () => {
+		while (next < items.length) {
+			const i = next++;
+			out[i] = await fn(items[i]);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+	return out;
+}
+
+const REPORT_BATCH = 1_000;
 /** Reverts (one call each) and finality reads at once. */
 const REPORT_CONCURRENCY = 16;
 /**
@@ -193,8 +210,13 @@ const REPORT_CONCURRENCY = 16;
  * a transporter's 1 MB message limit.
  */
 const REPORT_CALL_ITEMS = 200;
-/** Batch calls of one page at once (their DB transactions run side by side on MySQL). */
-const REPORT_CALLS = 2;
+/**
+ * Batch calls of one page at once (their DB transactions run side by side on MySQL): a batch
+ * spends most of its time waiting for pages MariaDB reads from disk (a checkout's rows are
+ * anywhere in tables larger than its buffer pool), so four in flight keep the disk and both cores
+ * busy where two left them half idle (docs/benchmarks.md).
+ */
+const REPORT_CALLS = 4;
 /**
  * Deposit addresses a depositAddresses or openAddresses call answers at most (openAddresses:
  * unless WATCHER_RECONCILE_PAGE says less). 2,000 (about 280 kB of JSON) keeps an
@@ -784,7 +806,7 @@ export class NetworkWatcher {
 	private async inBatchCalls<I, P extends { item: I }, R>(plans: P[], send: (items: I[]) => Promise<R[]>, ack: (plan: P, answer: R) => Ack | null): Promise<Array<Ack | null>> {
 		const parts: P[][] = [];
 		for (let i = 0; i < plans.length; i += REPORT_CALL_ITEMS) parts.push(plans.slice(i, i + REPORT_CALL_ITEMS));
-		const answered = await inChunks(parts, REPORT_CALLS, part =>
+		const answered = await inPool(parts, REPORT_CALLS, part =>
 			send(part.map(p => p.item)).then(
 				answers => part.map((p, j) => (answers[j] ? ack(p, answers[j]) : null)),
 				err => (this.onError(err), [] as Array<Ack | null>),
