@@ -418,7 +418,13 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					);
 					const inserted = new Set(bulk.map(r => r.item));
 					// Their detections and credits' least confirmations, read once for all (settleDetection's reads).
-					const known = await KnownDetections.load(models, t, sorted(bulk.map(r => r.item.transactionId)), writes);
+					const known = await KnownDetections.load(
+						models,
+						t,
+						sorted(bulk.map(r => r.item.transactionId)),
+						writes,
+						sorted(bulk.filter(r => r.rows.tx!.requiredConfirmations !== null && r.rows.tx!.requiredConfirmations !== undefined).map(r => r.item.transactionId)),
+					);
 					const done: Array<[Pending, Applied]> = [];
 					for (const r of run) {
 						const once = inserted.has(r.item);

@@ -87,10 +87,15 @@ export class KnownDetections {
 		readonly writes: DeferredWrites,
 	) {}
 
-	static async load(models: Models, t: DbTx, transactionIds: string[], writes: DeferredWrites): Promise<KnownDetections> {
+	/**
+	 * `detectedIds`: the checkouts among them that may have detections, those with a
+	 * requiredConfirmations (recordDetection sets it with the first one, and nothing clears it);
+	 * the others' detections are not read (none exist: settleDetection's rule too).
+	 */
+	static async load(models: Models, t: DbTx, transactionIds: string[], writes: DeferredWrites, detectedIds: string[] = transactionIds): Promise<KnownDetections> {
 		if (transactionIds.length === 0) return new KnownDetections(new Map(), new Map(), writes);
 		// Plain reads under the checkouts' locks (as refreshSummary's: no gap locks), as plain rows.
-		const rows = (await inSlices(transactionIds, slice => selectRows(models.PaymentDetection, { transactionId: slice, status: "confirming" }, t, { orderBy: "id" }))) as unknown as PaymentDetection[];
+		const rows = (await inSlices(detectedIds, slice => selectRows(models.PaymentDetection, { transactionId: slice, status: "confirming" }, t, { orderBy: "id" }))) as unknown as PaymentDetection[];
 		writes.hold(models.PaymentDetection, rows as never);
 		const confirming = new Map<string, PaymentDetection[]>();
 		for (const row of rows) confirming.set(row.transactionId, [...(confirming.get(row.transactionId) ?? []), row]);
