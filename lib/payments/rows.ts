@@ -394,37 +394,61 @@ export async function insertRows<M extends Model>(model: ModelStatic<M>, rows: R
 }
 
 /**
- * UPDATEs `rows` of `model` (plain rows with their primary key `id`) in one statement: each
- * column in `fields` set per row (`CASE id WHEN … THEN … ELSE column END`), setters applied.
- * Only for rows the caller holds locked. The model's afterBulkCreate hooks run with the rows (what
- * listens to multi-row writes of checkouts: lib/payments/checkout-changes.ts).
+ * UPDATEs `rows` of `model` (plain rows with their primary key `id`, every column read: selectRows)
+ * in one statement, each column in `fields` set per row, setters applied. Only for rows the caller
+ * holds locked (they exist until its commit). The model's afterBulkCreate hooks run with the rows
+ * (what listens to multi-row writes of checkouts: lib/payments/checkout-changes.ts).
+ *
+ * MySQL: a multi-row `INSERT … ON DUPLICATE KEY UPDATE field = VALUES(field)` of the whole rows,
+ * each row found by its key once. `UPDATE … SET field = CASE id WHEN … END` (the first version)
+ * compares every row's id with every WHEN under the column's collation: rows x rows x fields
+ * comparisons, about 200 us of MariaDB's CPU per checkout row in a batch of 200 (docs/benchmarks.md).
+ * SQLite (one writer at a time, binary comparisons): the CASE form.
  */
 export async function updateRows<M extends Model>(model: ModelStatic<M>, rows: ReadonlyArray<Attributes<M>>, fields: ReadonlyArray<keyof Attributes<M> & string>, transaction: Transaction): Promise<void> {
 	if (rows.length === 0 || fields.length === 0) return;
+	const m = model as unknown as ModelStatic<Model> & { runHooks(name: string, ...args: unknown[]): Promise<void> };
+	const plan = planOf(m);
+	const upsert = dialectOf(m) === "mysql";
 	// Bound values per statement under SQLite's limit (32,766) and MySQL's (65,535).
-	const perStatement = Math.max(1, Math.floor(30_000 / (2 * fields.length + 1)));
+	const perStatement = Math.max(1, Math.floor(30_000 / (upsert ? plan.columns.length : 2 * fields.length + 1)));
 	if (rows.length > perStatement) {
 		for (let i = 0; i < rows.length; i += perStatement) await updateRows(model, rows.slice(i, i + perStatement), fields, transaction);
 		return;
 	}
-	const m = model as unknown as ModelStatic<Model> & { runHooks(name: string, ...args: unknown[]): Promise<void> };
-	const plan = planOf(m);
 	const idField = plan.fieldOf.get("id");
 	if (!idField || m.primaryKeyAttribute !== "id") throw new Error(`updateRows(${model.name}): needs the primary key id`);
 	const byName = new Map(plan.columns.map(c => [c.name, c]));
+	for (const name of fields) if (!byName.has(name) || name === "id") throw new Error(`updateRows(${model.name}): bad field ${name}`);
 	const values = new Values(m.sequelize as Sequelize);
-	const sets = fields.map(name => {
-		const column = byName.get(name);
-		const field = plan.fieldOf.get(name);
-		if (!column || !field || name === "id") throw new Error(`updateRows(${model.name}): bad field ${name}`);
-		const cases = rows.map(r => {
-			const row = r as Record<string, unknown>;
-			return `WHEN ${values.mark(row.id)} THEN ${values.mark(bindValue(column, row[name]))}`;
-		});
-		return `${field} = CASE ${idField} ${cases.join(" ")} ELSE ${field} END`;
-	});
-	const ids = rows.map(r => values.mark((r as Record<string, unknown>).id));
 	const table = (m.sequelize!.getQueryInterface() as unknown as { queryGenerator: { quoteTable(t: unknown): string } }).queryGenerator.quoteTable(m.getTableName());
-	await (m.sequelize as Sequelize).query(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${idField} IN (${ids.join(",")})`, { ...values.options, transaction, type: QueryTypes.UPDATE, raw: true });
+	let sql: string;
+	if (upsert) {
+		const tuples = rows.map(r => {
+			const row = r as Record<string, unknown>;
+			return `(${plan.columns
+				.map(column => {
+					const value = row[column.name];
+					if (value === undefined) throw new Error(`updateRows(${model.name}): the row has no ${column.name} (rows must be read in full)`);
+					return values.mark(bindValue(column, value));
+				})
+				.join(",")})`;
+		});
+		const updates = fields.map(name => `${plan.fieldOf.get(name)}=VALUES(${plan.fieldOf.get(name)})`);
+		sql = `INSERT INTO ${table} (${plan.columns.map(c => plan.fieldOf.get(c.name)).join(",")}) VALUES ${tuples.join(",")} ON DUPLICATE KEY UPDATE ${updates.join(",")}`;
+	} else {
+		const sets = fields.map(name => {
+			const column = byName.get(name)!;
+			const field = plan.fieldOf.get(name)!;
+			const cases = rows.map(r => {
+				const row = r as Record<string, unknown>;
+				return `WHEN ${values.mark(row.id)} THEN ${values.mark(bindValue(column, row[name]))}`;
+			});
+			return `${field} = CASE ${idField} ${cases.join(" ")} ELSE ${field} END`;
+		});
+		const ids = rows.map(r => values.mark((r as Record<string, unknown>).id));
+		sql = `UPDATE ${table} SET ${sets.join(", ")} WHERE ${idField} IN (${ids.join(",")})`;
+	}
+	await (m.sequelize as Sequelize).query(sql, { ...values.options, transaction, type: upsert ? QueryTypes.INSERT : QueryTypes.UPDATE, raw: true });
 	await m.runHooks("afterBulkCreate", rows, { transaction });
 }
