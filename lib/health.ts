@@ -56,7 +56,7 @@ export const CHECK_TIMEOUT_MS = 1_500;
 const ADVISORY_CHECKS = new Set(["redis", "services", "sweepers"]);
 
 /** Services that never query the database themselves: the gateway calls services that do. */
-const NO_DATABASE_SERVICES = new Set(["api"]);
+const NO_DATABASE_SERVICES = new Set(["api", "pages"]);
 
 /** One line of an error for the probe's answer: URLs reduced to scheme, host and port. */
 export function safeError(err: unknown): string {

@@ -1,6 +1,6 @@
 /**
  * Access and refresh tokens (JWT HS256, jsonwebtoken). `iat`/`exp` come from the caller's clock
- * so tests can move time; the gateway verifies them with `verifyToken` (services/api.service.ts
+ * so tests can move time; the gateway verifies them with `verifyToken` (lib/auth/credentials.ts
  * resolveBearer).
  * The refresh token carries a random nonce; the session row keeps only its keyed digest, and a
  * refresh replaces it, so an old refresh token is recognisable as reuse.

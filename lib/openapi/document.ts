@@ -333,7 +333,7 @@ function webhooks(): Record<string, unknown> {
 }
 
 export interface BuildInput {
-	/** The gateway's own route table (services/api.service.ts `settings.routes`). */
+	/** The gateway's own route table (services/api.service.ts `settings.routes`) and the pages' routes it mounts (services/pages.service.ts). */
 	gatewayRoutes: Array<{ name?: string; path: string; aliases?: Record<string, unknown> }>;
 	/** The services whose actions publish REST routes. */
 	services: ServiceSchema[];

@@ -1,5 +1,6 @@
 /**
- * The document from the gateway's real definitions: services/api.service.ts's route table and the
+ * The document from the gateway's real definitions: services/api.service.ts's route table, the
+ * pages' routes it mounts (services/pages.service.ts) and the
  * schemas of the services that publish REST routes (watchers, sweepers and mail publish none; the
  * route coverage test, test/lib/openapi/routes.test.ts, fails if one starts to).
  * `npm run openapi` writes it to docs/openapi.json.
@@ -8,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ServiceSchema } from "moleculer";
 import ApiService from "../../services/api.service";
+import { pageRoutes } from "../../services/pages.service";
 import AuthService from "../../services/auth.service";
 import DashboardService from "../../services/dashboard.service";
 import FilesService from "../../services/files.service";
@@ -43,7 +45,8 @@ export function gatewayDefinitions(): BuildInput {
 		WebhooksService,
 		WithdrawalsService,
 	] as unknown as ServiceSchema[];
-	const gatewayRoutes = (ApiService.settings as { routes: BuildInput["gatewayRoutes"] }).routes;
+	// The pages' routes are mounted on the gateway when the pages service starts; only their paths are read here.
+	const gatewayRoutes = [...(ApiService.settings as { routes: BuildInput["gatewayRoutes"] }).routes, ...pageRoutes(undefined as never)];
 	// The api service's own actions are reached through the v1 route's aliases, not autoAliases.
 	return { gatewayRoutes, services: services.filter(s => s.name !== "api"), apiActions: ApiService.actions as BuildInput["apiActions"], version: pkg.version };
 }

@@ -1,7 +1,7 @@
 /**
  * The HTML documents of the hosted pay page: the page shell (the script renders the checkout
  * from the JSON it carries) and the friendly 404 page, with the page's Content-Security-Policy.
- * Pure: the gateway (services/api.service.ts) serves them. See docs/pay-page.md.
+ * Pure: the pages service (services/pages.service.ts) serves them on the gateway's port. See docs/pay-page.md.
  */
 
 /**

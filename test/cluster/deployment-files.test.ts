@@ -218,7 +218,7 @@ describe("docker-compose.yml", () => {
 	});
 
 	it("gives each node only variables it acts on: catalogue settings to the core, watcher and sweeper settings to those nodes", () => {
-		const groups: Array<[string, string[]]> = [["api", ["api"]], ["core", DEPLOYED_CORE_SERVICES], ...Object.entries(CHAIN_GROUPS)];
+		const groups: Array<[string, string[]]> = [["api", ["api", "pages"]], ["core", DEPLOYED_CORE_SERVICES], ...Object.entries(CHAIN_GROUPS)];
 		for (const [name, services] of groups) {
 			// Its environment, and what its env files may hold (their examples, set or commented).
 			const files = (compose.services[name].env_file ?? []) as Array<{ path: string }>;
@@ -259,7 +259,7 @@ describe("docker-compose.yml", () => {
 	it("gives the nodes a configuration the code accepts: Kafka transporter, MySQL, Redis, production secrets", () => {
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-compose-"));
 		try {
-			const groups: Array<[string, string[]]> = [["api", ["api"]], ["core", DEPLOYED_CORE_SERVICES], ...Object.entries(CHAIN_GROUPS)];
+			const groups: Array<[string, string[]]> = [["api", ["api", "pages"]], ["core", DEPLOYED_CORE_SERVICES], ...Object.entries(CHAIN_GROUPS)];
 			for (const [name, services] of groups) {
 				const env = environmentOf(name);
 				const config = loadConfig({ ...env, DATA_DIR: dataDir });
@@ -382,7 +382,7 @@ describe("k8s manifests", () => {
 				if (ref.secretRef) expect(secrets.has(ref.secretRef.name)).toBe(true);
 			}
 		}
-		expect(envOf(named("Deployment", "api"), "SERVICES")).toBe("api");
+		expect(envOf(named("Deployment", "api"), "SERVICES")).toBe("api,pages");
 		expect(envOf(named("Deployment", "core"), "SERVICES")!.split(",")).toEqual(DEPLOYED_CORE_SERVICES);
 		for (const [name, services] of Object.entries(CHAIN_GROUPS)) expect([name, envOf(named("Deployment", name), "SERVICES")!.split(",")]).toEqual([name, services]);
 		const [service] = byKind("Service");
@@ -483,7 +483,7 @@ describe("k8s manifests", () => {
 		const sweeper = named("Secret", "gateway-sweeper");
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cpg-k8s-"));
 		try {
-			const base: Env = { ...cm.data, ...secret.stringData, DATA_DIR: dataDir, SERVICES: "api" };
+			const base: Env = { ...cm.data, ...secret.stringData, DATA_DIR: dataDir, SERVICES: "api,pages" };
 			// Shipped placeholders are refused in production: a forgotten secret stops the node.
 			expect(() => loadConfig(base)).toThrow(/at least 32 characters/);
 			const env: Env = { ...base, AUTH_JWT_SECRET: SAMPLE_SECRET, AUTH_REFRESH_SECRET: `r${SAMPLE_SECRET}`, MASTER_KEY: `m${SAMPLE_SECRET}` };

@@ -22,9 +22,9 @@ describe("pay page streams on two gateway nodes", () => {
 		const urls = `127.0.0.1:${ports.core}/${ids.core},127.0.0.1:${ports.a}/${ids.a},127.0.0.1:${ports.b}/${ids.b}`;
 		const namespace = uniqueId("pay");
 		const env = (port: number) => ({ TRANSPORTER: "tcp", TCP_PORT: String(port), TCP_URLS: urls, NAMESPACE: namespace, PAY_EVENTS_POLL_MS: "600000" });
-		core = await startNode({ services: PAYMENTS_SERVICES.filter(s => s !== "api"), env: env(ports.core), nodeID: ids.core });
-		gwA = await startNode({ services: ["api"], env: env(ports.a), nodeID: ids.a, shareWith: core });
-		gwB = await startNode({ services: ["api"], env: env(ports.b), nodeID: ids.b, shareWith: core });
+		core = await startNode({ services: PAYMENTS_SERVICES.filter(s => s !== "api" && s !== "pages"), env: env(ports.core), nodeID: ids.core });
+		gwA = await startNode({ services: ["api", "pages"], env: env(ports.a), nodeID: ids.a, shareWith: core });
+		gwB = await startNode({ services: ["api", "pages"], env: env(ports.b), nodeID: ids.b, shareWith: core });
 		for (const gw of [gwA, gwB]) {
 			await gw.broker.waitForServices(["links", "transactions", "intents", "organizations"], 30_000, 100);
 			// The gateway builds routes from remote services shortly after it learns of them.

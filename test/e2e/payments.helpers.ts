@@ -6,7 +6,7 @@ import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startNode, TestNode, StartOptions } from "../helpers/harness";
 import { createUserWithToken, UserWithToken } from "../helpers/users";
 
-export const PAYMENTS_SERVICES = ["api", "auth", "mail", "organizations", "keys", "networks", "pricing", "intents", "links", "transactions", "dashboard"];
+export const PAYMENTS_SERVICES = ["api", "pages", "auth", "mail", "organizations", "keys", "networks", "pricing", "intents", "links", "transactions", "dashboard"];
 
 export const IDS = {
 	sepolia: networkIdFor("ethereum-sepolia"),

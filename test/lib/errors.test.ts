@@ -1,7 +1,7 @@
 import { Errors } from "moleculer";
 import { AccessDeniedError, ConnectionAcquireTimeoutError, ConnectionError, ConnectionRefusedError, DatabaseError, HostNotReachableError } from "sequelize";
 import { badRequest, forbidden, httpError, invalidField, notFound, serviceUnavailable, STATUS_PHRASES, tooManyRequests, unauthorized, unprocessable } from "../../lib/errors";
-import { toErrorBody } from "../../services/api.service";
+import { toErrorBody } from "../../lib/error-body";
 
 /** What moleculer-web hands the error handler for a body-parser failure (it rewraps as MoleculerError). */
 const bodyParserError = (status: number, type: string, message = "raw parser text") => new Errors.MoleculerError(message, status, type);

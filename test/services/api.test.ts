@@ -567,8 +567,8 @@ describe("api gateway", () => {
 			await node.http("POST", "/probe/key", { key: LIVE_KEY, body: {} });
 			expect(keys.calls - before).toBe(1);
 			// The cache never holds the credential itself.
-			const svc = node.broker.getLocalService("api") as unknown as { keyCache: { entries: Map<string, unknown> } };
-			const cacheKeys = [...svc.keyCache.entries.keys()];
+			const svc = node.broker.getLocalService("api") as unknown as { credentials: { keyCache: { entries: Map<string, unknown> } } };
+			const cacheKeys = [...svc.credentials.keyCache.entries.keys()];
 			expect(cacheKeys.length).toBeGreaterThan(0);
 			for (const k of cacheKeys) {
 				expect(k).not.toContain(LIVE_KEY.key);
