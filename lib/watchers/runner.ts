@@ -201,7 +201,6 @@ async function inPool<T, R>(items: readonly T[], width: number, fn: (item: T) =>
 	return out;
 }
 
-const REPORT_BATCH = 1_000;
 /** Reverts (one call each) and finality reads at once. */
 const REPORT_CONCURRENCY = 16;
 /**
@@ -217,6 +216,8 @@ const REPORT_CALL_ITEMS = 200;
  * busy where two left them half idle (docs/benchmarks.md).
  */
 const REPORT_CALLS = 4;
+/** Pending transfers a report pass reads at a time: two rounds of full calls (a page's last call does not run alone). */
+const REPORT_BATCH = 2 * REPORT_CALLS * REPORT_CALL_ITEMS;
 /**
  * Deposit addresses a depositAddresses or openAddresses call answers at most (openAddresses:
  * unless WATCHER_RECONCILE_PAGE says less). 2,000 (about 280 kB of JSON) keeps an
