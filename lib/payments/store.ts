@@ -268,7 +268,7 @@ export interface HeldCheckouts {
  * - model instances (add): one multi-row INSERT … ON DUPLICATE KEY UPDATE (SQLite: ON CONFLICT DO
  *   UPDATE) per table, of the columns any of them changed;
  * - plain rows read by lib/payments/rows.ts selectRows and registered with `hold` (add): one
- *   UPDATE … SET column = CASE id … per table, of the columns whose values differ from the read;
+ *   statement per table (rows.ts updateRows), of the columns whose values differ from the read;
  * - new rows (insert): one multi-row INSERT per table, after the updates.
  * Only for rows the batch holds locked and read in full, and whose table it does not read again
  * before the end (lib/payments/credits.ts).
