@@ -18,6 +18,7 @@ import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
 import { countMetric, METRIC } from "../lib/metrics";
 import { amountRule } from "../lib/money";
+import { catalogueNetworkById } from "../lib/networks/catalogue";
 import type { ListedNetwork, TokenView } from "../lib/networks/view";
 import { FILTER_TEXT, PAGE_PARAMS, pageWindow, toPage } from "../lib/pagination";
 import { EMAIL_RULE } from "../lib/users/email";
@@ -118,7 +119,8 @@ const PAYER_FIELDS = {
 
 
 function payOption(t: TokenView, n: { id: string; name: string; chainType: string; chainId: number }, watched: boolean): PayOption {
-	return { tokenId: t.id, symbol: t.symbol, name: t.name, decimals: t.decimals, contractAddress: t.contractAddress, isNative: t.isNative, networkId: n.id, networkName: n.name, chainType: n.chainType, chainId: n.chainId, watched };
+	const uriScheme = catalogueNetworkById(n.id)?.uriScheme ?? null;
+	return { tokenId: t.id, symbol: t.symbol, name: t.name, decimals: t.decimals, contractAddress: t.contractAddress, isNative: t.isNative, networkId: n.id, networkName: n.name, chainType: n.chainType, chainId: n.chainId, uriScheme, watched };
 }
 
 /** What the payer still owes (never negative). */

@@ -38,10 +38,21 @@ export interface CatalogueToken {
 	isStablecoin: boolean;
 }
 
+/**
+ * The payment URI a network's wallets read from a QR code (docs/pay-page.md "Paying"): EIP-681
+ * (`ethereum:`), BIP-21 with the coin's own scheme (`bitcoin:`, `litecoin:`), Solana Pay
+ * (`solana:`), TON's transfer link (`ton://transfer/`). `null`: its wallets share no payment URI
+ * in wide use, so the QR code holds the bare address and the page shows amount and asset beside it.
+ */
+export const URI_SCHEMES = ["ethereum", "bitcoin", "litecoin", "solana", "ton"] as const;
+export type UriScheme = (typeof URI_SCHEMES)[number];
+
 export interface CatalogueNetwork {
 	slug: string;
 	name: string;
 	chainType: ChainType;
+	/** The network's payment URI scheme, a fact of the network (Litecoin is the bitcoin chain type with `litecoin:`), not of its chain type. */
+	uriScheme: UriScheme | null;
 	/** EIP-155 id on EVM; the chain's own numeric id where it has one; else SLIP-44 (see docs/networks.md). */
 	chainId: number;
 	isTestnet: boolean;
@@ -67,6 +78,7 @@ function evm(slug: string, name: string, chainId: number, isTestnet: boolean, bl
 		slug,
 		name,
 		chainType: "evm",
+		uriScheme: "ethereum",
 		chainId,
 		isTestnet,
 		blockExplorerUrl,
@@ -145,6 +157,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "solana",
 		name: "Solana",
 		chainType: "solana",
+		uriScheme: "solana",
 		chainId: 501,
 		isTestnet: false,
 		blockExplorerUrl: "https://explorer.solana.com",
@@ -161,6 +174,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "solana-devnet",
 		name: "Solana Devnet",
 		chainType: "solana",
+		uriScheme: "solana",
 		chainId: 1,
 		isTestnet: true,
 		blockExplorerUrl: "https://explorer.solana.com/?cluster=devnet",
@@ -175,6 +189,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "bitcoin",
 		name: "Bitcoin",
 		chainType: "bitcoin",
+		uriScheme: "bitcoin",
 		chainId: 0,
 		isTestnet: false,
 		blockExplorerUrl: "https://mempool.space",
@@ -187,6 +202,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "bitcoin-testnet4",
 		name: "Bitcoin Testnet4",
 		chainType: "bitcoin",
+		uriScheme: "bitcoin",
 		chainId: 1,
 		isTestnet: true,
 		blockExplorerUrl: "https://mempool.space/testnet4",
@@ -200,6 +216,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "bitcoin-regtest",
 		name: "Bitcoin (local regtest)",
 		chainType: "bitcoin",
+		uriScheme: "bitcoin",
 		chainId: 18444,
 		isTestnet: true,
 		blockExplorerUrl: "",
@@ -215,6 +232,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "litecoin",
 		name: "Litecoin",
 		chainType: "bitcoin",
+		uriScheme: "litecoin",
 		chainId: 2,
 		isTestnet: false,
 		blockExplorerUrl: "https://litecoinspace.org",
@@ -227,6 +245,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "litecoin-testnet",
 		name: "Litecoin Testnet",
 		chainType: "bitcoin",
+		uriScheme: "litecoin",
 		chainId: 19335,
 		isTestnet: true,
 		blockExplorerUrl: "https://litecoinspace.org/testnet",
@@ -239,6 +258,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "litecoin-regtest",
 		name: "Litecoin (local regtest)",
 		chainType: "bitcoin",
+		uriScheme: "litecoin",
 		chainId: 19444,
 		isTestnet: true,
 		blockExplorerUrl: "",
@@ -254,6 +274,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "tron",
 		name: "Tron",
 		chainType: "tron",
+		uriScheme: null,
 		chainId: 728126428, // 0x2b6653dc
 		isTestnet: false,
 		blockExplorerUrl: "https://tronscan.org",
@@ -266,6 +287,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "tron-nile",
 		name: "Tron Nile",
 		chainType: "tron",
+		uriScheme: null,
 		chainId: 3448148188, // 0xcd8690dc
 		isTestnet: true,
 		blockExplorerUrl: "https://nile.tronscan.org",
@@ -280,6 +302,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "cosmoshub",
 		name: "Cosmos Hub",
 		chainType: "cosmos",
+		uriScheme: null,
 		chainId: 118,
 		isTestnet: false,
 		blockExplorerUrl: "https://www.mintscan.io/cosmos",
@@ -303,6 +326,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "cosmoshub-testnet",
 		name: "Cosmos Hub Testnet",
 		chainType: "cosmos",
+		uriScheme: null,
 		chainId: 1,
 		isTestnet: true,
 		blockExplorerUrl: "https://explorer.polypore.xyz/provider",
@@ -317,6 +341,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "polkadot-asset-hub",
 		name: "Polkadot Asset Hub",
 		chainType: "polkadot",
+		uriScheme: null,
 		chainId: 354,
 		isTestnet: false,
 		blockExplorerUrl: "https://assethub-polkadot.subscan.io",
@@ -334,6 +359,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "westend-asset-hub",
 		name: "Westend Asset Hub",
 		chainType: "polkadot",
+		uriScheme: null,
 		chainId: 1,
 		isTestnet: true,
 		blockExplorerUrl: "https://assethub-westend.subscan.io",
@@ -348,6 +374,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "aptos",
 		name: "Aptos",
 		chainType: "move",
+		uriScheme: null,
 		chainId: 1,
 		isTestnet: false,
 		blockExplorerUrl: "https://explorer.aptoslabs.com",
@@ -360,6 +387,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "aptos-testnet",
 		name: "Aptos Testnet",
 		chainType: "move",
+		uriScheme: null,
 		chainId: 2,
 		isTestnet: true,
 		blockExplorerUrl: "https://explorer.aptoslabs.com/?network=testnet",
@@ -374,6 +402,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "ton",
 		name: "TON",
 		chainType: "ton",
+		uriScheme: "ton",
 		chainId: -239,
 		isTestnet: false,
 		blockExplorerUrl: "https://tonscan.org",
@@ -386,6 +415,7 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		slug: "ton-testnet",
 		name: "TON Testnet",
 		chainType: "ton",
+		uriScheme: "ton",
 		chainId: -3,
 		isTestnet: true,
 		blockExplorerUrl: "https://testnet.tonscan.org",
@@ -395,6 +425,14 @@ export const CATALOGUE: readonly CatalogueNetwork[] = [
 		tokens: [native("TON", "Toncoin", 9)],
 	},
 ];
+
+let byId: Map<string, CatalogueNetwork> | null = null;
+
+/** The catalogue entry of a network row (ids are UUID v5 of the slug). */
+export function catalogueNetworkById(id: string): CatalogueNetwork | undefined {
+	byId ??= new Map(CATALOGUE.map(n => [networkIdFor(n.slug), n]));
+	return byId.get(id);
+}
 
 export function catalogueNetwork(slug: string): CatalogueNetwork | undefined {
 	return CATALOGUE.find(n => n.slug === slug);

@@ -8,7 +8,7 @@ import qrcode from "qrcode-generator";
 import { Key, Lang, pickLang, translator } from "./i18n";
 import type { PayOption } from "./types";
 import { countdown, isFinal, linkState, PayState, payState, StatusPayload } from "./state";
-import { erc20TransferData, paymentUri, toBaseUnits, trimAmount } from "./uri";
+import { erc20TransferData, fromBaseUnits, paymentUri, toBaseUnits, trimAmount } from "./uri";
 
 
 interface Boot {
@@ -165,9 +165,7 @@ function chooser(): void {
 function supportInPayer(q: Quote): string {
 	const scale = Math.max(...[q.totalAmount, q.originalAmountInPayerToken, q.bridgeFeeInPayerToken].map(s => (s.split(".")[1] || "").length));
 	const units = (s: string) => toBaseUnits(s, scale);
-	const v = units(q.totalAmount) - units(q.originalAmountInPayerToken) - units(q.bridgeFeeInPayerToken);
-	const str = v.toString().padStart(scale + 1, "0");
-	return scale ? `${str.slice(0, -scale)}.${str.slice(-scale)}` : str;
+	return fromBaseUnits(units(q.totalAmount) - units(q.originalAmountInPayerToken) - units(q.bridgeFeeInPayerToken), scale);
 }
 
 async function startCheckout(o: PayOption, supportPercent: string, button: HTMLButtonElement): Promise<void> {
@@ -231,24 +229,51 @@ function qrSvg(text: string, label: string): SVGSVGElement {
 	return svg;
 }
 
-function paymentView(s: StatusPayload): void {
-	const tx = s.transaction;
-	const o = page.options.find(x => x.tokenId === tx.payerTokenId) || optionOf(tx.payerTokenId);
-	const uri = paymentUri({ chainType: o.chainType, chainId: o.chainId, address: tx.depositAddress, amount: s.amountDue, decimals: o.decimals, contractAddress: o.contractAddress, isNative: o.isNative });
-	const copyBtn = h("button", { type: "button", id: "copy" }, t("copy"));
-	copyBtn.addEventListener("click", async () => {
+/** What a token's asset id is called on its chain (contract, mint, jetton master, asset id, denom, metadata address). */
+function assetLabel(chainType: string): Key {
+	switch (chainType) {
+		case "solana":
+			return "assetMint";
+		case "ton":
+			return "assetJetton";
+		case "polkadot":
+			return "assetId";
+		case "cosmos":
+			return "assetDenom";
+		case "move":
+			return "assetMetadata";
+		default:
+			return "assetContract";
+	}
+}
+
+/** A labelled value in `<code id=id>` with its copy button (clipboard API, else a selection and execCommand). */
+function copyRow(id: string, label: string, value: string, buttonId: string, buttonText: string, done: string): Node[] {
+	const button = h("button", { type: "button", id: buttonId }, buttonText);
+	const code = h("code", { id, "aria-labelledby": `${id}-label` }, value);
+	button.addEventListener("click", async () => {
 		try {
-			await navigator.clipboard.writeText(tx.depositAddress);
+			await navigator.clipboard.writeText(value);
 		} catch {
 			const sel = getSelection();
 			const range = document.createRange();
-			range.selectNodeContents(document.getElementById("address") as Node);
+			range.selectNodeContents(code);
 			sel?.removeAllRanges();
 			sel?.addRange(range);
 			document.execCommand("copy");
 		}
-		say("copied");
+		status.textContent = done;
+		status.className = "status";
 	});
+	return [h("p", { class: "label", id: `${id}-label` }, label), h("p", { class: "address-row" }, code, button)];
+}
+
+function paymentView(s: StatusPayload): void {
+	const tx = s.transaction;
+	const o = page.options.find(x => x.tokenId === tx.payerTokenId) || optionOf(tx.payerTokenId);
+	const uri = paymentUri({ uriScheme: o.uriScheme, chainId: o.chainId, address: tx.depositAddress, amount: s.amountDue, decimals: o.decimals, contractAddress: o.contractAddress, isNative: o.isNative });
+	const due = trimAmount(s.amountDue);
+	const asset = o.isNative ? "" : o.contractAddress;
 	const clock = h("p", { class: "countdown" }, `${t("timeLeft")}: `, h("time", { id: "countdown" }));
 	const actions = h("div", { class: "actions" });
 	const provider = (window as unknown as { ethereum?: Eip1193 }).ethereum;
@@ -275,10 +300,14 @@ function paymentView(s: StatusPayload): void {
 	showBanner(o);
 	body.replaceChildren(
 		...simulationOnly(o),
-		h("p", { class: "due", id: "due" }, t("sendExactly", { amount: trimAmount(s.amountDue), token: o.symbol, network: o.networkName })),
+		h("p", { class: "due", id: "due" }, t("sendExactly", { amount: due, token: o.symbol, network: o.networkName })),
 		h("div", { class: "qr" }, qrSvg(uri, t("qrLabel", { address: tx.depositAddress }))),
-		h("p", { class: "label", id: "address-label" }, t("depositAddress")),
-		h("p", { class: "address-row" }, h("code", { id: "address", "aria-labelledby": "address-label" }, tx.depositAddress), copyBtn),
+		...copyRow("address", t("depositAddress"), tx.depositAddress, "copy", t("copy"), t("copied")),
+		// Where wallets read no payment URI (the QR code is the address alone), the payer types the
+		// amount and picks the asset: both are shown exactly, with copy buttons.
+		...(o.uriScheme ? [] : [h("p", { class: "banner", role: "note", id: "exact-note" }, t("exactNote", { amount: due, token: o.symbol }))]),
+		...(o.uriScheme ? [] : copyRow("exact-amount", t("amountToSend"), due, "copy-amount", t("copyAmount"), t("amountCopied"))),
+		...(asset ? copyRow("asset", t(assetLabel(o.chainType), { token: o.symbol }), asset, "copy-asset", t("copyAsset"), t("assetCopied")) : []),
 		clock,
 		actions,
 	);

@@ -4,13 +4,15 @@
  */
 
 export interface UriTarget {
-	chainType: string;
+	/** The network's scheme from the catalogue (PayOption.uriScheme); null: the bare address. */
+	uriScheme: string | null;
+	/** EIP-155 chain id (EVM only). */
 	chainId: number;
 	address: string;
 	/** Decimal string in token units. */
 	amount: string;
 	decimals: number;
-	/** ERC-20 contract / SPL mint; empty for the native coin. */
+	/** ERC-20 contract / SPL mint / jetton master; empty for the native coin. */
 	contractAddress: string;
 	isNative: boolean;
 }
@@ -24,29 +26,48 @@ export function toBaseUnits(amount: string, decimals: number): bigint {
 	return BigInt(m[1]) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, "0") || "0");
 }
 
+/** 1500000n with 6 decimals → "1.5" (no trailing zeros, a leading 0 before the point). */
+export function fromBaseUnits(units: bigint, decimals: number): string {
+	const neg = units < 0n;
+	const str = (neg ? -units : units).toString().padStart(decimals + 1, "0");
+	const whole = decimals ? str.slice(0, -decimals) : str;
+	const frac = decimals ? str.slice(-decimals).replace(/0+$/, "") : "";
+	return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
+}
+
 /** "1.500" → "1.5", "2.0" → "2". */
 export function trimAmount(amount: string): string {
 	if (!amount.includes(".")) return amount;
 	return amount.replace(/0+$/, "").replace(/\.$/, "");
 }
 
+const token = (t: UriTarget) => !t.isNative && Boolean(t.contractAddress);
+
 /**
- * EIP-681 for EVM (native: `ethereum:<to>@<chainId>?value=<wei>`; ERC-20:
- * `ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<units>`), BIP-21 for Bitcoin,
- * Solana Pay for Solana (`spl-token` for a mint), the bare address elsewhere.
+ * The payment URI of the QR code, by the network's scheme (docs/pay-page.md "Paying"):
+ * - `ethereum`: EIP-681; native `ethereum:<to>@<chainId>?value=<wei>`, ERC-20
+ *   `ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<base units>`;
+ * - `bitcoin`, `litecoin`: BIP-21 with the coin's own scheme, `amount` in coins (a decimal);
+ * - `solana`: Solana Pay transfer request, `amount` in token units (SOL, not lamports; a decimal
+ *   with at most the mint's decimals), `spl-token=<mint>` for a token;
+ * - `ton`: the wallets' `ton://transfer/<address>?amount=<nanotons>`; a jetton adds
+ *   `jetton=<master>` and `amount` is then in the jetton's base units;
+ * - anything else: the bare address.
+ * Amounts are exact: decimal strings through BigInt, never a JS number.
  */
 export function paymentUri(t: UriTarget): string {
-	const amount = trimAmount(t.amount);
-	switch (t.chainType) {
-		case "evm": {
-			const units = toBaseUnits(t.amount, t.decimals).toString();
-			if (t.isNative || !t.contractAddress) return `ethereum:${t.address}@${t.chainId}?value=${units}`;
-			return `ethereum:${t.contractAddress}@${t.chainId}/transfer?address=${t.address}&uint256=${units}`;
-		}
+	const units = () => toBaseUnits(t.amount, t.decimals);
+	switch (t.uriScheme) {
+		case "ethereum":
+			if (!token(t)) return `ethereum:${t.address}@${t.chainId}?value=${units()}`;
+			return `ethereum:${t.contractAddress}@${t.chainId}/transfer?address=${t.address}&uint256=${units()}`;
 		case "bitcoin":
-			return `bitcoin:${t.address}?amount=${amount}`;
+		case "litecoin":
+			return `${t.uriScheme}:${t.address}?amount=${fromBaseUnits(units(), t.decimals)}`;
 		case "solana":
-			return `solana:${t.address}?amount=${amount}${!t.isNative && t.contractAddress ? `&spl-token=${t.contractAddress}` : ""}`;
+			return `solana:${t.address}?amount=${fromBaseUnits(units(), t.decimals)}${token(t) ? `&spl-token=${t.contractAddress}` : ""}`;
+		case "ton":
+			return `ton://transfer/${t.address}?amount=${units()}${token(t) ? `&jetton=${t.contractAddress}` : ""}`;
 		default:
 			return t.address;
 	}
