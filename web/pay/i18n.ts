@@ -21,6 +21,7 @@ const EN = {
 	qrLabel: "QR code of the payment to {address}",
 	copy: "Copy address",
 	copied: "Address copied",
+	openInWallet: "Open in a wallet app on this device",
 	// Networks whose wallets read no payment URI: the QR code holds the address alone.
 	exactNote: "Send exactly {amount} {token}: this QR code holds only the address, so your wallet cannot read the amount from it. Enter the amount yourself, and for a token pick the one whose id is shown below.",
 	amountToSend: "Amount to send",
@@ -78,6 +79,7 @@ const ES: Record<Key, string> = {
 	qrLabel: "Código QR del pago a {address}",
 	copy: "Copiar dirección",
 	copied: "Dirección copiada",
+	openInWallet: "Abrir en una billetera de este dispositivo",
 	exactNote: "Envía exactamente {amount} {token}: este código QR solo contiene la dirección, así que tu billetera no puede leer el importe. Introdúcelo tú mismo y, si es un token, elige el que tiene el identificador que se muestra abajo.",
 	amountToSend: "Importe a enviar",
 	copyAmount: "Copiar importe",

@@ -302,6 +302,8 @@ function paymentView(s: StatusPayload): void {
 		...simulationOnly(o),
 		h("p", { class: "due", id: "due" }, t("sendExactly", { amount: due, token: o.symbol, network: o.networkName })),
 		h("div", { class: "qr" }, qrSvg(uri, t("qrLabel", { address: tx.depositAddress }))),
+		// The same URI as a link, for a payer whose wallet app is on this device.
+		...(o.uriScheme ? [h("p", { class: "wallet-link" }, h("a", { href: uri, id: "wallet-link" }, t("openInWallet")))] : []),
 		...copyRow("address", t("depositAddress"), tx.depositAddress, "copy", t("copy"), t("copied")),
 		// Where wallets read no payment URI (the QR code is the address alone), the payer types the
 		// amount and picks the asset: both are shown exactly, with copy buttons.
