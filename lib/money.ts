@@ -43,12 +43,23 @@ export function money(value: string | bigint | number | MoneyValue): MoneyValue 
 /** toAmountString's own output form: plain notation, an optional minus, no leading zeros, no trailing fraction zeros. */
 const CANONICAL = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
 
+/** Fixed point with zeros closing the fraction, as MySQL reads DECIMAL(65,18): `10.500000000000000000` (groups: integer part, fraction without those zeros). */
+const FIXED_TRAILING_ZEROS = /^(-?(?:0|[1-9]\d*))\.(\d*?)0+$/;
+
 /** Canonical string: plain notation, no trailing zeros, "0" for zero, at most `decimals` places (truncated). */
 export function toAmountString(value: string | bigint | MoneyValue, decimals: number = MAX_DECIMALS): string {
-	// Already canonical (what the watchers and the database mostly hand in): as is, without a decimal.js round trip.
-	if (typeof value === "string" && value.length <= 60 && CANONICAL.test(value) && value !== "-0") {
-		const dot = value.indexOf(".");
-		if (dot < 0 || value.length - dot - 1 <= decimals) return value;
+	if (typeof value === "string" && value.length <= 90) {
+		// Already canonical (what the watchers mostly hand in): as is, without a decimal.js round trip.
+		if (value.length <= 60 && CANONICAL.test(value) && value !== "-0") {
+			const dot = value.indexOf(".");
+			if (dot < 0 || value.length - dot - 1 <= decimals) return value;
+		}
+		// A database read (every money field of every response on MySQL): the closing zeros cut off as strings.
+		const m = FIXED_TRAILING_ZEROS.exec(value);
+		if (m && m[2].length <= decimals) {
+			if (m[2]) return `${m[1]}.${m[2]}`;
+			return m[1] === "-0" ? "0" : m[1];
+		}
 	}
 	const d = money(value).toDecimalPlaces(decimals, Decimal.ROUND_DOWN);
 	if (d.isZero()) return "0";

@@ -47,6 +47,21 @@ describe("money", () => {
 		expect(toAmountString("007")).toBe("7");
 		expect(toAmountString("1e3")).toBe("1000");
 		expect(toAmountString("1.0000000000000000009")).toBe("1");
+		// MySQL's DECIMAL(65,18) form: closing zeros cut off without decimal.js.
+		expect(toAmountString("10.000000000000000000")).toBe("10");
+		expect(toAmountString("0.500000000000000000")).toBe("0.5");
+		expect(toAmountString("-0.000000000000000000")).toBe("0");
+		expect(toAmountString("-0.050000000000000000")).toBe("-0.05");
+		expect(toAmountString("1.0500")).toBe("1.05");
+		expect(toAmountString("0.12300", 2)).toBe("0.12");
+		expect(toAmountString("00.500")).toBe("0.5");
+		fc.assert(
+			fc.property(fc.integer({ min: 0, max: 18 }), fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 24 }), fc.integer({ min: 1, max: 20 }), (decimals, n, scale, zeros) => {
+				const fixed = money(n).div(money(10).pow(scale)).toFixed(scale + zeros);
+				const viaDecimal = money(fixed).toDecimalPlaces(decimals, 1);
+				expect(toAmountString(fixed, decimals)).toBe(viaDecimal.isZero() ? "0" : viaDecimal.toFixed());
+			}),
+		);
 		fc.assert(
 			fc.property(fc.integer({ min: 0, max: 18 }), fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 24 }), (decimals, n, scale) => {
 				const s = money(n).div(money(10).pow(scale)).toFixed();
