@@ -27,7 +27,7 @@ import { BatchCreditResult, CreditParams, CreditResult, creditTransfer, creditTr
 import { findCredit, ReversalOutcome, reverseCredit } from "../lib/payments/reversals";
 import { TRANSACTION_STATUSES, TransactionStatus } from "../lib/payments/settlement";
 import { Effects, expiryDue, isAllocationConflict, reassignDepositAddress, sweepExpired, withPaymentLocked } from "../lib/payments/store";
-import { transactionView } from "../lib/payments/views";
+import { transactionFullView, transactionView } from "../lib/payments/views";
 import { checkoutDetails, checkoutIdsByHash, reversedCredits } from "../lib/payments/support";
 import { SUPPORT_HASH, SUPPORT_ID } from "../lib/support/params";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
@@ -171,11 +171,7 @@ const TransactionsService: ServiceSchema<{ rest: string }, TransactionsMethods &
 					ctx.call("networks.getToken", { id: tx.payerTokenId }) as Promise<TokenView>,
 					ctx.call("networks.getNetwork", { id: tx.payerNetworkId }) as Promise<NetworkView>,
 				]);
-				return {
-					...transactionView(tx),
-					payerToken: { id: token.id, symbol: token.symbol, decimals: token.decimals, contractAddress: token.contractAddress },
-					payerNetwork: { id: network.id, name: network.name, chainId: network.chainId, publicRpcUrls: network.publicRpcUrls },
-				};
+				return transactionFullView(tx, token, network);
 			},
 		},
 

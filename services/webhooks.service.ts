@@ -130,7 +130,7 @@ interface WebhooksMethods extends OrgScopeMethods {
 type WebhooksThis = Service<{ rest: string }> & WebhooksVars & WebhooksMethods;
 
 /** A log row as the API shows it (spec "Webhook log"). */
-function logView(row: WebhookLog) {
+export function logView(row: WebhookLog) {
 	return {
 		id: Number(row.id),
 		apiKeyId: Number(row.apiKeyId),

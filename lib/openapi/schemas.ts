@@ -53,6 +53,32 @@ const PAYMENT_LINK = closed({
 	updatedAt: dateTime,
 });
 
+const TRANSACTION = closed({
+	id: str,
+	paymentLinkId: str,
+	amount: decimal,
+	totalAmount: decimal,
+	amountReceived: decimal,
+	overpaidAmount: decimal,
+	amountConfirming: decimal,
+	confirmations: { type: ["integer", "null"] },
+	requiredConfirmations: { type: ["integer", "null"] },
+	amountReversed: decimal,
+	reversedAt: nullableDateTime,
+	status: { enum: [...TRANSACTION_STATUSES] },
+	payerTokenId: str,
+	payerNetworkId: str,
+	supportPercent: { type: "number" },
+	depositAddress: str,
+	hash: nullableStr,
+	simulated: bool,
+	expiresAt: dateTime,
+	createdAt: dateTime,
+	updatedAt: dateTime,
+});
+
+const page = (item: JsonSchema): JsonSchema => closed({ data: { type: "array", items: item }, hasNextPage: bool }, [], "One page, newest first");
+
 /** `#/components/schemas`: every response body the document names by reference. */
 export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
 	/** The spec's error shape (interface-spec "Errors"): our own client errors add plain fields such as `canRetryAt` or `code`. */
@@ -105,29 +131,7 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
 	PaymentLink: PAYMENT_LINK,
 	/** Without the merchant's withdrawal addresses (GET /payments/links/:slug is public). */
 	PaymentLinkPublic: closed(Object.fromEntries(Object.entries(PAYMENT_LINK.properties as Record<string, JsonSchema>).filter(([k]) => k !== "withdrawalAddresses"))),
-	Transaction: closed({
-		id: str,
-		paymentLinkId: str,
-		amount: decimal,
-		totalAmount: decimal,
-		amountReceived: decimal,
-		overpaidAmount: decimal,
-		amountConfirming: decimal,
-		confirmations: { type: ["integer", "null"] },
-		requiredConfirmations: { type: ["integer", "null"] },
-		amountReversed: decimal,
-		reversedAt: nullableDateTime,
-		status: { enum: [...TRANSACTION_STATUSES] },
-		payerTokenId: str,
-		payerNetworkId: str,
-		supportPercent: { type: "number" },
-		depositAddress: str,
-		hash: nullableStr,
-		simulated: bool,
-		expiresAt: dateTime,
-		createdAt: dateTime,
-		updatedAt: dateTime,
-	}),
+	Transaction: TRANSACTION,
 	Network: closed(
 		{
 			id: str,
@@ -196,6 +200,38 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
 		},
 		["reversal", "latestTransaction"],
 	),
+	/** lib/payments/views.ts payDetailsView: what the hosted pay page shows of a link. */
+	PayDetails: closed(Object.fromEntries(Object.entries(PAYMENT_LINK.properties as Record<string, JsonSchema>).filter(([k]) => ["id", "title", "slug", "amount", "tokenId", "networkId", "status", "expiresAt", "metadata", "createdAt"].includes(k)))),
+	/** POST /pay/{slug}/cancel: the link's intent when it has one, else the link itself. */
+	PayCanceled: closed({ id: str, status: { enum: [...new Set<string>([...INTENT_STATES, ...LINK_STATUSES])] }, updatedAt: dateTime }),
+	/** lib/payments/checkout.ts quoteView (the amounts of lib/payments/quote.ts QuoteAmounts). */
+	Quote: closed({
+		originalAmount: decimal,
+		supportPercent: decimal,
+		supportAmount: decimal,
+		originalTokenSymbol: str,
+		payerTokenSymbol: str,
+		bridgeFee: decimal,
+		bridgeFeeUsd: decimal,
+		bridgeFeeInPayerToken: decimal,
+		originalAmountInPayerToken: decimal,
+		totalAmount: decimal,
+		requiresBridge: bool,
+		payerTokenId: str,
+		payerNetworkId: str,
+		payerNetworkName: str,
+		payerNetwork: ref("Network"),
+		payerToken: ref("Token"),
+	}),
+	/** GET /payments/transactions/{id}/full: the transaction with what a wallet needs of its token and network. */
+	TransactionFull: closed({
+		...(TRANSACTION.properties as Record<string, JsonSchema>),
+		payerToken: closed({ id: str, symbol: str, decimals: int, contractAddress: str }),
+		payerNetwork: closed({ id: str, name: str, chainId: { type: "number" }, publicRpcUrls: { type: "array", items: str } }),
+	}),
+	PaymentLinkPage: page(ref("PaymentLink")),
+	TransactionPage: page(ref("Transaction")),
+	UserPage: page(ref("User")),
 	/** A new session (services/auth.service.ts startSession, LoginResponse); the user as lib/users/view.ts shows it. */
 	LoginResponse: closed({
 		token: { type: "string", description: "Access token (JWT), the bearer credential" },
@@ -352,7 +388,7 @@ export function webhookEventSchema(type: string): JsonSchema {
 	});
 }
 
-/** What an action answers on success: the status and the body's schema (204: no body; absent otherwise: a JSON value not yet described). */
+/** What an action answers on success: the status and the body's schema (none for 204 and `noBody`). */
 export interface SuccessResponse {
 	status: number;
 	schema?: JsonSchema;
@@ -364,8 +400,8 @@ export interface SuccessResponse {
 const list = (item: JsonSchema): JsonSchema => ({ type: "array", items: item });
 
 /**
- * Success answers per action, where the body has a schema above. Actions not listed here are
- * documented as answering 200 with a JSON value of a shape not yet described (docs/openapi.md).
+ * Success answers per action. Every action with a REST route is listed: building the document
+ * fails for one that is not (lib/openapi/document.ts), so a new route comes with its schema.
  */
 export const SUCCESS_RESPONSES: Record<string, SuccessResponse> = {
 	"api.info": { status: 200, schema: ref("Info"), description: "What this gateway is" },
@@ -380,7 +416,19 @@ export const SUCCESS_RESPONSES: Record<string, SuccessResponse> = {
 	"links.create": { status: 201, schema: ref("PaymentLink"), description: "The new payment link" },
 	"links.update": { status: 200, schema: ref("PaymentLink"), description: "The updated payment link" },
 	"links.remove": { status: 204, description: "Deleted" },
-	"links.checkout": { status: 201, description: "The new checkout transaction" },
+	"links.checkout": { status: 201, schema: ref("Transaction"), description: "The new checkout transaction" },
+	"links.list": { status: 200, schema: ref("PaymentLinkPage"), description: "The organization's payment links" },
+	"links.quote": { status: 200, schema: ref("Quote"), description: "What the payer would pay with that token" },
+	"links.simulate": { status: 200, schema: ref("Transaction"), description: "The checkout after the simulated payment" },
+	"links.payDetails": { status: 200, schema: ref("PayDetails"), description: "The link as the pay page shows it" },
+	"links.payConfirm": { status: 200, schema: ref("PaymentIntentConfirmed"), description: "Confirmed: where to send the payer" },
+	"links.payCancel": { status: 200, schema: ref("PayCanceled"), description: "The canceled intent, or the link when it has none" },
+	"transactions.list": { status: 200, schema: ref("TransactionPage"), description: "The organization's checkout transactions" },
+	"transactions.full": { status: 200, schema: ref("TransactionFull"), description: "The checkout transaction with its payer token and network" },
+	"transactions.payer": { status: 200, schema: ref("Transaction"), description: "The checkout, repriced in the new token" },
+	"transactions.support": { status: 200, schema: ref("Transaction"), description: "The checkout, repriced with the new support percent" },
+	"networks.list": { status: 200, schema: list(ref("Network")), description: "The networks" },
+	"users.list": { status: 200, schema: ref("UserPage"), description: "The users" },
 	"transactions.get": { status: 200, schema: ref("Transaction"), description: "The checkout transaction" },
 	"networks.tokens": { status: 200, schema: list(ref("Token")), description: "The network's tokens" },
 	"auth.me": { status: 200, schema: ref("User"), description: "The signed-in user" },

@@ -5,6 +5,7 @@
 import { eventStatus, IntentState } from "./intent-state";
 import type { LinkStatus } from "./link-state";
 import type { TransactionStatus } from "./settlement";
+import type { NetworkView, TokenView } from "../networks/view";
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 const isoOrNull = (d: Date | string | null | undefined): string | null => (d ? iso(d) : null);
@@ -238,5 +239,18 @@ export function transactionView(tx: TransactionLike) {
 		expiresAt: iso(tx.expiresAt),
 		createdAt: iso(tx.createdAt),
 		updatedAt: iso(tx.updatedAt),
+	};
+}
+
+/** GET /payments/transactions/:id/full: the checkout with what a wallet needs of its payer token and network. */
+export function transactionFullView(
+	tx: TransactionLike,
+	token: Pick<TokenView, "id" | "symbol" | "decimals" | "contractAddress">,
+	network: Pick<NetworkView, "id" | "name" | "chainId" | "publicRpcUrls">,
+) {
+	return {
+		...transactionView(tx),
+		payerToken: { id: token.id, symbol: token.symbol, decimals: token.decimals, contractAddress: token.contractAddress },
+		payerNetwork: { id: network.id, name: network.name, chainId: network.chainId, publicRpcUrls: network.publicRpcUrls },
 	};
 }

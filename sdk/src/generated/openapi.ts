@@ -1608,6 +1608,116 @@ export interface components {
             updatedAt: string;
             latestTransaction?: components["schemas"]["LatestTransaction"] | null;
         };
+        PayDetails: {
+            id: string;
+            title: string;
+            slug: string;
+            /** @description Decimal amount as a string */
+            amount: string;
+            tokenId: string;
+            networkId: string;
+            /** @enum {unknown} */
+            status: "active" | "paused" | "expired" | "completed" | "canceled";
+            /** Format: date-time */
+            expiresAt: string | null;
+            metadata: Record<string, unknown>;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        PayCanceled: {
+            id: string;
+            /** @enum {unknown} */
+            status: "requires_payment_method" | "requires_confirmation" | "processing" | "succeeded" | "canceled" | "active" | "paused" | "expired" | "completed";
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        Quote: {
+            /** @description Decimal amount as a string */
+            originalAmount: string;
+            /** @description Decimal amount as a string */
+            supportPercent: string;
+            /** @description Decimal amount as a string */
+            supportAmount: string;
+            originalTokenSymbol: string;
+            payerTokenSymbol: string;
+            /** @description Decimal amount as a string */
+            bridgeFee: string;
+            /** @description Decimal amount as a string */
+            bridgeFeeUsd: string;
+            /** @description Decimal amount as a string */
+            bridgeFeeInPayerToken: string;
+            /** @description Decimal amount as a string */
+            originalAmountInPayerToken: string;
+            /** @description Decimal amount as a string */
+            totalAmount: string;
+            requiresBridge: boolean;
+            payerTokenId: string;
+            payerNetworkId: string;
+            payerNetworkName: string;
+            payerNetwork: components["schemas"]["Network"];
+            payerToken: components["schemas"]["Token"];
+        };
+        TransactionFull: {
+            id: string;
+            paymentLinkId: string;
+            /** @description Decimal amount as a string */
+            amount: string;
+            /** @description Decimal amount as a string */
+            totalAmount: string;
+            /** @description Decimal amount as a string */
+            amountReceived: string;
+            /** @description Decimal amount as a string */
+            overpaidAmount: string;
+            /** @description Decimal amount as a string */
+            amountConfirming: string;
+            confirmations: number | null;
+            requiredConfirmations: number | null;
+            /** @description Decimal amount as a string */
+            amountReversed: string;
+            /** Format: date-time */
+            reversedAt: string | null;
+            /** @enum {unknown} */
+            status: "pending" | "confirmed" | "completed" | "expired" | "failed";
+            payerTokenId: string;
+            payerNetworkId: string;
+            supportPercent: number;
+            depositAddress: string;
+            hash: string | null;
+            simulated: boolean;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            payerToken: {
+                id: string;
+                symbol: string;
+                decimals: number;
+                contractAddress: string;
+            };
+            payerNetwork: {
+                id: string;
+                name: string;
+                chainId: number;
+                publicRpcUrls: string[];
+            };
+        };
+        /** @description One page, newest first */
+        PaymentLinkPage: {
+            data: components["schemas"]["PaymentLink"][];
+            hasNextPage: boolean;
+        };
+        /** @description One page, newest first */
+        TransactionPage: {
+            data: components["schemas"]["Transaction"][];
+            hasNextPage: boolean;
+        };
+        /** @description One page, newest first */
+        UserPage: {
+            data: components["schemas"]["User"][];
+            hasNextPage: boolean;
+        };
         LoginResponse: {
             /** @description Access token (JWT), the bearer credential */
             token: string;
@@ -3241,7 +3351,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The link as the pay page shows it */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3250,7 +3360,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["PayDetails"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3283,7 +3393,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The canceled intent, or the link when it has none */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3292,7 +3402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["PayCanceled"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3325,7 +3435,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description Confirmed: where to send the payer */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3334,7 +3444,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["PaymentIntentConfirmed"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3700,7 +3810,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The organization's payment links */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3709,7 +3819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["PaymentLinkPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3928,7 +4038,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description What the payer would pay with that token */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3937,7 +4047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Quote"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3975,7 +4085,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The checkout after the simulated payment */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3984,7 +4094,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Transaction"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4035,7 +4145,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Transaction"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4066,7 +4176,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The networks */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4075,7 +4185,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Network"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4149,7 +4259,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The organization's checkout transactions */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4158,7 +4268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["TransactionPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4225,7 +4335,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The checkout transaction with its payer token and network */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4234,7 +4344,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["TransactionFull"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4270,7 +4380,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The checkout, repriced in the new token */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4279,7 +4389,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Transaction"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4314,7 +4424,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The checkout, repriced with the new support percent */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4323,7 +4433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Transaction"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4650,7 +4760,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (the body's shape is not described yet) */
+            /** @description The users */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4659,7 +4769,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

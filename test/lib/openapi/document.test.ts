@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFile } from "node:child_process";
 import { DOCUMENT_FILE, generateDocument, routeTable, serializeDocument } from "../../../lib/openapi/generate";
-import { openApiPath } from "../../../lib/openapi/document";
+import { buildOpenApiDocument, openApiPath } from "../../../lib/openapi/document";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 
@@ -66,6 +66,21 @@ describe("docs/openapi.json", () => {
 		expect(doc.paths["/api/v1/payment_intents"].post.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
 		expect(doc.paths["/api/v1/payment_intents"].post.parameters).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
 		expect(doc.paths["/api/v1/payments/networks"].get.security).toEqual([]);
+	});
+
+	it("every JSON success body has a schema; an action without one fails the build", () => {
+		for (const [p, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+			if (!p.startsWith("/api/v1/")) continue;
+			for (const [m, op] of Object.entries(ops)) {
+				for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+					if (!status.startsWith("2") || !response.content) continue;
+					const schema = response.content["application/json"]?.schema;
+					expect([m.toUpperCase(), p, status, Boolean(schema && (schema.$ref || schema.type || schema.anyOf || schema.const))]).toEqual([m.toUpperCase(), p, status, true]);
+				}
+			}
+		}
+		const undescribed = { name: "probe", settings: { rest: "/" }, actions: { shape: { rest: "GET /probe", auth: "public", params: {}, handler: () => ({}) } } };
+		expect(() => buildOpenApiDocument({ gatewayRoutes: [], services: [undescribed as never], version: "0.0.0" })).toThrow("GET /api/v1/probe (probe.shape): no success response in SUCCESS_RESPONSES");
 	});
 
 	it("params become the request body (POST/PUT/PATCH) or query parameters (GET), path keys path parameters", () => {

@@ -5,11 +5,12 @@
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { RESPONSE_SCHEMAS, webhookEventSchema } from "../../../lib/openapi/schemas";
-import { intentConfirmedView, intentCreatedView, intentEventObject, intentStatusView, intentUpdatedView, intentView, linkPublicView, linkView, transactionView } from "../../../lib/payments/views";
+import { intentConfirmedView, intentCreatedView, intentEventObject, intentStatusView, intentUpdatedView, intentView, linkPublicView, linkView, payDetailsView, transactionFullView, transactionView } from "../../../lib/payments/views";
 import { networkView, tokenView } from "../../../lib/networks/view";
 import { currencyView, rateViewFor, storedPrice, storedRate, tokenPriceView } from "../../../lib/pricing/view";
 import { toApiKeyView } from "../../../services/keys.service";
 import { requestView, settingsView } from "../../../services/withdrawals.service";
+import { logView } from "../../../services/webhooks.service";
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -84,13 +85,18 @@ describe("response schemas and the view builders", () => {
 		expectValid("PaymentLink", linkView(link));
 		expectValid("PaymentLinkPublic", linkPublicView(link));
 		expectValid("Transaction", transactionView(tx));
+		expectValid("PayDetails", payDetailsView(link));
+		expectValid("PaymentLinkPage", { data: [linkView(link)], hasNextPage: false });
+		const full = transactionFullView(tx, { id: "t1", symbol: "ETH", decimals: 18, contractAddress: "" }, { id: "n1", name: "Sepolia", chainId: 11155111, publicRpcUrls: ["https://rpc.example.com"] });
+		expectValid("TransactionFull", full);
+		expect(validator("TransactionFull")({ ...full, payerToken: { ...full.payerToken, name: "Ether" } })).toBe(false);
 		const network = { id: "n1", name: "Sepolia", chainType: "evm" as const, chainId: 11155111, blockExplorerUrl: "", publicRpcUrls: [], isActive: true, isTestnet: true, listenerConfig: null, requiredConfirmations: 2, image: null, createdAt: at, updatedAt: at };
 		expectValid("Network", networkView(network));
 		expectValid("Network", { ...networkView(network), watched: true });
 		expectValid("Token", tokenView({ id: "t1", networkId: "n1", symbol: "USDC", name: "USD Coin", contractAddress: "0x1", decimals: 6, isNative: false, isStablecoin: true, isActive: true, image: null, createdAt: at, updatedAt: at }));
 	});
 
-	it("API keys, pricing, withdrawals", () => {
+	it("API keys, pricing, withdrawals, webhook logs", () => {
 		const key = { id: 7, name: "Shop", keyPrefix: "ak_test_", last4: "abcd", status: "active", webhookUrl: null, createdAt: at, updatedAt: at };
 		expectValid("ApiKey", toApiKeyView(key as never));
 		expectValid("ApiKey", toApiKeyView({ ...key, status: "revoked", webhookUrl: "https://shop.example.com/hook" } as never));
@@ -102,6 +108,9 @@ describe("response schemas and the view builders", () => {
 		expectValid("WithdrawalSettings", settingsView({ id: "s1", userId: 1, addresses: { evm: "0x593814d3309e2dF31D112824F0bb5aa7Cb0D7d47" }, strategy: 1, createdAt: at, updatedAt: at } as never));
 		const request = { id: "w1", userId: 1, amount: "1.5", tokenId: "t1", sourceNetworkId: "n1", destinationNetworkId: null, address: "0x1", strategy: 1, status: "pending", reason: null, txHash: null, attempts: 0, createdAt: at, updatedAt: at, completedAt: null };
 		expectValid("WithdrawalRequest", requestView(request as never));
+		const log = { id: 3, apiKeyId: 7, userId: null, event: "payment_intent.completed", eventId: "e1", url: "https://shop.example.com/hook", statusCode: null, success: false, attemptNumber: 1, error: "ECONNREFUSED", response: null, durationMs: null, createdAt: at };
+		expectValid("WebhookLog", logView(log as never));
+		expectValid("WebhookLogs", { logs: [logView({ ...log, userId: 1, statusCode: 200, success: true, error: null, response: "ok", durationMs: 12 } as never)], total: 1 });
 		expectValid("WithdrawalRequest", requestView({ ...request, status: "completed", txHash: "0xabc", attempts: 1, completedAt: at } as never));
 	});
 
