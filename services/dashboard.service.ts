@@ -11,7 +11,7 @@ import type { AuthMeta } from "../lib/meta";
 import { normalizeDecimal } from "../lib/money";
 import type { NetworkView, TokenView } from "../lib/networks/view";
 import { priceUsd } from "../lib/payments/checkout";
-import { remaining, seriesStart, sumByToken, usdValue, volumeSeries } from "../lib/payments/dashboard";
+import { DashboardSummary, RecentTransaction, remaining, seriesStart, sumByToken, usdValue, volumeSeries } from "../lib/payments/dashboard";
 import { sweepExpired } from "../lib/payments/store";
 import { OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 
@@ -20,19 +20,6 @@ type DashboardThis = Service<{ rest: string }> & OrgScopeMethods;
 
 const RECENT = 10;
 
-export interface RecentTransaction {
-	id: string;
-	status: string;
-	amount: string;
-	amountReceived: string;
-	createdAt: string;
-	paymentLinkTitle: string | null;
-	paymentLinkSlug: string | null;
-	tokenSymbol: string | null;
-	networkName: string | null;
-	payerTokenSymbol: string | null;
-	payerAmount: string;
-}
 
 const DashboardService: ServiceSchema<{ rest: string }, OrgScopeMethods & Record<string, any>> = {
 	name: "dashboard",
@@ -44,7 +31,7 @@ const DashboardService: ServiceSchema<{ rest: string }, OrgScopeMethods & Record
 			rest: "GET /dashboard/summary",
 			auth: "jwt",
 			params: { $$strict: "remove" },
-			async handler(this: DashboardThis, ctx: Ctx) {
+			async handler(this: DashboardThis, ctx: Ctx): Promise<DashboardSummary> {
 				const app = appOf(this.broker);
 				const { models, sequelize, clock } = app;
 				const org = await this.resolveOrganization(ctx);

@@ -26,7 +26,7 @@ import type { ResolvedPair } from "./networks.service";
 import { priceUsd } from "../lib/payments/checkout";
 import { checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
 import { isUniqueViolation } from "../lib/payments/store";
-import { LedgerKind, RECORDABLE_KINDS, signProblem, summaryTotals, tokenTotals, usdcValue, WITHDRAWAL_STRATEGIES } from "../lib/withdrawals/ledger";
+import { LedgerKind, RECORDABLE_KINDS, signProblem, summaryTotals, tokenTotals, usdcValue, WITHDRAWAL_STRATEGIES, type WithdrawalSummary } from "../lib/withdrawals/ledger";
 import { appendEntry, balanceOf, creditedTransactions, isAccountRace, kindSums, lockAccount } from "../lib/withdrawals/store";
 import { assertFence, type SweepFence } from "../lib/sweeps/store";
 import type { WithdrawalsConfig } from "../lib/withdrawals/config";
@@ -314,7 +314,7 @@ const WithdrawalsService: ServiceSchema<{ rest: string }, WithdrawalsMethods & R
 			rest: "GET /withdrawals/summary",
 			auth: "jwt",
 			params: { $$strict: "remove" },
-			async handler(this: WithdrawalsThis, ctx: Ctx) {
+			async handler(this: WithdrawalsThis, ctx: Ctx): Promise<WithdrawalSummary> {
 				const app = appOf(this.broker);
 				const org = await this.resolveOrganization(ctx);
 				const totals = tokenTotals(await kindSums(app, org.id));

@@ -3,6 +3,29 @@
  * of settled amounts, summed exactly (decimal.js through lib/money.ts, never SQL floats).
  */
 import { money, MoneyValue, toAmountString } from "../money";
+import type { TransactionStatus } from "./settlement";
+
+/** One of the latest checkouts, with its link's and tokens' names (null when one is gone). */
+export interface RecentTransaction {
+	id: string;
+	status: TransactionStatus;
+	amount: string;
+	amountReceived: string;
+	createdAt: string;
+	paymentLinkTitle: string | null;
+	paymentLinkSlug: string | null;
+	tokenSymbol: string | null;
+	networkName: string | null;
+	payerTokenSymbol: string | null;
+	payerAmount: string;
+}
+
+/** GET /dashboard/summary (spec "Dashboard summary"; its schema: lib/openapi/schemas.ts DashboardSummary). */
+export interface DashboardSummary {
+	totals: { links: number; intents: number; transactions: number; totalEarnedUsdc: string; withdrawnUsdc: string; remainingUsdc: string };
+	volumeSeries: Array<{ month: string; transactionCount: string }>;
+	recentTransactions: RecentTransaction[];
+}
 
 export const SERIES_MONTHS = 12;
 /** USD values carry USDC's 6 decimals, truncated (a total is never overstated). */

@@ -117,6 +117,13 @@ export interface SummaryTotals {
 	remainingUsdc: string;
 }
 
+/** GET /withdrawals/summary (spec "Withdrawal summary"; its schema: lib/openapi/schemas.ts WithdrawalSummary). USDC values are null for a token without a price. */
+export interface WithdrawalSummary {
+	byNetwork: Array<{ networkId: string; networkName: string | null; totalAmount: string; totalUsdcValue: string | null }>;
+	byToken: Array<{ tokenId: string; networkId: string; tokenSymbol: string | null; totalAmount: string; totalUsdcValue: string | null }>;
+	totals: SummaryTotals;
+}
+
 /** The totals over priced tokens only (a token without a price is left out, never guessed). */
 export function summaryTotals(totals: TokenTotals[], prices: Map<string, string | null>): SummaryTotals {
 	let earned = money(0);

@@ -11,6 +11,9 @@ import { currencyView, rateViewFor, storedPrice, storedRate, tokenPriceView } fr
 import { toApiKeyView } from "../../../services/keys.service";
 import { requestView, settingsView } from "../../../services/withdrawals.service";
 import { logView } from "../../../services/webhooks.service";
+import { type DashboardSummary, remaining, volumeSeries } from "../../../lib/payments/dashboard";
+import { summaryTotals, type WithdrawalSummary } from "../../../lib/withdrawals/ledger";
+import { money } from "../../../lib/money";
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -112,6 +115,25 @@ describe("response schemas and the view builders", () => {
 		expectValid("WebhookLog", logView(log as never));
 		expectValid("WebhookLogs", { logs: [logView({ ...log, userId: 1, statusCode: 200, success: true, error: null, response: "ok", durationMs: 12 } as never)], total: 1 });
 		expectValid("WithdrawalRequest", requestView({ ...request, status: "completed", txHash: "0xabc", attempts: 1, completedAt: at } as never));
+	});
+
+	it("the dashboard and withdrawal summaries (their types are the actions' return types)", () => {
+		const dashboard: DashboardSummary = {
+			totals: { links: 2, intents: 1, transactions: 3, totalEarnedUsdc: "12.5", withdrawnUsdc: "0", remainingUsdc: remaining("12.5", "0") },
+			volumeSeries: volumeSeries(at, { "2026-11": 3 }),
+			recentTransactions: [
+				{ id: tx.id, status: "completed", amount: "12.5", amountReceived: "12.5", createdAt: at.toISOString(), paymentLinkTitle: "Order", paymentLinkSlug: "pl_abc", tokenSymbol: "USDC", networkName: "Sepolia", payerTokenSymbol: "ETH", payerAmount: "0.004" },
+				{ id: tx.id, status: "pending", amount: "1", amountReceived: "0", createdAt: at.toISOString(), paymentLinkTitle: null, paymentLinkSlug: null, tokenSymbol: null, networkName: null, payerTokenSymbol: null, payerAmount: "1" },
+			],
+		};
+		expectValid("DashboardSummary", dashboard);
+		const balance = { tokenId: "t1", networkId: "n1", balance: money("1.5"), earned: money("2"), withdrawn: money("0.5"), fees: money(0) };
+		const summary: WithdrawalSummary = {
+			byNetwork: [{ networkId: "n1", networkName: "Sepolia", totalAmount: "1.5", totalUsdcValue: "3" }, { networkId: "n2", networkName: null, totalAmount: "1", totalUsdcValue: null }],
+			byToken: [{ tokenId: "t1", networkId: "n1", tokenSymbol: "ETH", totalAmount: "1.5", totalUsdcValue: "3" }],
+			totals: summaryTotals([balance], new Map([["t1", "2"]])),
+		};
+		expectValid("WithdrawalSummary", summary);
 	});
 
 	it("closed objects: a field added, renamed or retyped fails", () => {
