@@ -113,14 +113,20 @@ export function probesFor(broker: ServiceBroker, timeoutMs = CHECK_TIMEOUT_MS): 
 	const watchers = services.filter(s => typeof (s as unknown as { watcherReadiness?: unknown }).watcherReadiness === "function");
 	if (watchers.length) {
 		probes.watchers = () => {
-			const check = watchersCheck(watchers.map(s => (s as unknown as { watcherReadiness(): WatcherReadiness }).watcherReadiness()));
-			if (!check.ok) throw new CheckFailed(check.error!, { networks: check.networks });
-			return { networks: check.networks };
+			const readiness = watchers.map(s => (s as unknown as { watcherReadiness(): WatcherReadiness }).watcherReadiness());
+			const check = watchersCheck(readiness);
+			// Each watcher service's fair share on this node (docs/deployment.md "Load sharing").
+			const shares = readiness.flatMap(r => (r.share ? [r.share] : []));
+			if (!check.ok) throw new CheckFailed(check.error!, { networks: check.networks, shares });
+			return { networks: check.networks, shares };
 		};
 	}
 	const sweepers = services.filter(s => typeof (s as unknown as { sweeperReadiness?: unknown }).sweeperReadiness === "function");
 	if (sweepers.length) {
-		probes.sweepers = () => ({ networks: sweepers.flatMap(s => (s as unknown as { sweeperReadiness(): SweeperReadiness }).sweeperReadiness().networks) });
+		probes.sweepers = () => {
+			const readiness = sweepers.map(s => (s as unknown as { sweeperReadiness(): SweeperReadiness }).sweeperReadiness());
+			return { networks: readiness.flatMap(r => r.networks), shares: readiness.flatMap(r => r.shares ?? []) };
+		};
 	}
 	const gateways = transit ? gatewaysProbe(broker, timeoutMs) : null;
 	if (gateways) probes.gateways = gateways;

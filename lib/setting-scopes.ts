@@ -43,6 +43,9 @@ export const CHAIN_SCOPE: SettingScope = {
 	kind: "chain",
 	names: [
 		"WATCHER_LEASE_MS",
+		"WATCHER_REBALANCE_MS",
+		"WATCHER_TAKE_DEFER_MS",
+		"WATCHER_HANDOVER_MS",
 		"WATCHER_POLL_MS",
 		"WATCHER_MAX_RANGE",
 		"WATCHER_REORG_DEPTH",

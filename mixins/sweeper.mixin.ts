@@ -21,6 +21,7 @@ import { readNetworkCatalogue } from "../lib/watchers/catalogue";
 import { acquireLease, ensureCursor, Lease, LeaseLostError, releaseLease, renewLease } from "../lib/watchers/store";
 import type { SweepNetwork } from "../lib/sweeps/ports";
 import type { SweeperReadiness } from "../lib/watchers/readiness";
+import { LEASE_RELEASED_EVENT, LeaseBalancer, type ShareView } from "../lib/watchers/balancer";
 import type { WatchableNetwork } from "../services/networks.service";
 
 /**
@@ -80,11 +81,16 @@ interface RunnerEntry {
 	leaseId: string;
 	lease: Lease | null;
 	slug: string;
+	/** A hand-over asked by the fair share (lib/watchers/balancer.ts): done before the network's next step. */
+	handOver: Array<(released: boolean) => void>;
 }
 
 interface SweeperMethods {
 	sweeperReadiness(): SweeperReadiness;
+	shareView(): ShareView;
 	tick(): Promise<void>;
+	kick(): void;
+	handOverNow(r: RunnerEntry): Promise<void>;
 	refreshNetworks(): Promise<void>;
 	stepWithHeartbeat(r: RunnerEntry, lease: Lease): Promise<void>;
 }
@@ -94,6 +100,9 @@ interface SweeperVars {
 	timer: NodeJS.Timeout | null;
 	running: Promise<void> | null;
 	owner: string;
+	balancer: LeaseBalancer;
+	/** Another round wanted right after the one running (a lease released by another replica, a hand-over asked). */
+	again: boolean;
 }
 
 type SweeperThis = Service & SweeperVars & SweeperMethods;
@@ -103,6 +112,15 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		dependencies: ["networks", "transactions", "withdrawals"],
 
 		actions: {
+			/** This replica's fair share: live replicas of the service, ceil(networks / replicas), networks led (REPL `watchers`). */
+			share: {
+				visibility: "public",
+				params: { $$strict: "remove" },
+				handler(this: SweeperThis): ShareView {
+					return this.shareView();
+				},
+			},
+
 			/**
 			 * Each swept network: lease held or not, its last sweeps, and its holds: destinations and
 			 * deposits the sweeper backs off from or stopped sending to after failures (REPL:
@@ -178,7 +196,53 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 			},
 		},
 
+		events: {
+			/** A replica of this service gave a network up: this node reads the leases again now. */
+			[LEASE_RELEASED_EVENT]: {
+				handler(this: SweeperThis, ctx: Context<{ service?: string }>) {
+					if (ctx.params.service === this.name) this.kick();
+				},
+			},
+		},
+
 		methods: {
+			/** A round now, or right after the one running. */
+			kick(this: SweeperThis) {
+				if (this.running) {
+					this.again = true;
+					return;
+				}
+				this.running = this.tick()
+					.catch(err => {
+						this.logger.warn(`Sweeper: ${(err as Error).message}`);
+						captureLoopError(err, { service: this.name });
+					})
+					.finally(() => {
+						this.running = null;
+						if (this.again && this.timer) {
+							this.again = false;
+							this.kick();
+						}
+					});
+			},
+
+			shareView(this: SweeperThis): ShareView {
+				return { service: this.name, nodeID: this.broker.nodeID, ...this.balancer.view() };
+			},
+
+			/** Gives a network's lease up between two of its steps (no step of it runs now), takeable at once. */
+			async handOverNow(this: SweeperThis, r: RunnerEntry) {
+				const waiters = r.handOver.splice(0);
+				const lease = r.lease;
+				r.lease = null;
+				const released = lease !== null && (await releaseLease(appOf(this.broker).models, lease, Date.now()).then(() => true, () => false));
+				if (released) {
+					this.logger.info(`Sweeper: hands ${r.slug} over (fair share)`);
+					Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId })).catch(() => undefined);
+				}
+				waiters.forEach(w => w(released));
+			},
+
 			async refreshNetworks(this: SweeperThis) {
 				const app = appOf(this.broker);
 				const networks = (await this.broker.call("networks.watchable", { chainType: opts.chainType })) as WatchableNetwork[];
@@ -196,7 +260,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					startCounters(this.broker, METRIC.sweepsBlocked, SWEEP_HOLD_SCOPES.map(scope => ({ network: network.slug, scope })));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
-					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug });
+					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug, handOver: [] });
 					this.logger.info(`Sweeper: sweeping ${network.slug} through ${redactUrl(rpcUrl)}`);
 				}
 			},
@@ -204,7 +268,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 			/** The networks this service sweeps (leader: holds the lease) or stands by for, for the node's /readyz. */
 			sweeperReadiness(this: SweeperThis): SweeperReadiness {
 				const networks = [...this.runners.values()].map(r => ({ slug: r.slug, chainType: opts.chainType, role: r.lease ? ("leader" as const) : ("standby" as const) }));
-				return { networks: networks.sort((a, b) => a.slug.localeCompare(b.slug)) };
+				return { networks: networks.sort((a, b) => a.slug.localeCompare(b.slug)), shares: [this.shareView()] };
 			},
 
 			/**
@@ -218,8 +282,13 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				await this.refreshNetworks();
 				for (const r of this.runners.values()) {
 					try {
+						// Between two steps of this network: a hand-over the fair share asked for.
+						if (r.handOver.length) {
+							await this.handOverNow(r);
+							continue;
+						}
 						if (r.lease && !(await renewLease(models, r.lease, config.sweeper.leaseMs, Date.now()))) r.lease = null;
-						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, Date.now());
+						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, Date.now(), this.balancer.takeDelayMs(r.leaseId));
 						if (r.lease) {
 							// A token switched on (or its contract, or the confirmations, changed) since the last step.
 							const fresh = await readNetworkCatalogue(models, r.network.id);
@@ -272,34 +341,54 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 			this.timer = null;
 			this.running = null;
 			this.owner = `${this.broker.nodeID}:${process.pid}:${this.name}`;
+			this.again = false;
+			const { config, models } = appOf(this.broker);
+			this.balancer = new LeaseBalancer({
+				broker: this.broker,
+				serviceName: this.name,
+				models,
+				rebalanceMs: config.watchers.rebalanceMs,
+				deferMs: config.watchers.takeDeferMs,
+				handOverMs: config.watchers.handOverMs,
+				logger: this.logger,
+				leases: () =>
+					[...this.runners.values()].map(r => ({
+						leaseId: r.leaseId,
+						slug: r.slug,
+						leading: () => r.lease !== null,
+						releasable: () => r.lease !== null,
+						release: () => {
+							const done = new Promise<boolean>(resolve => r.handOver.push(resolve));
+							this.kick();
+							return done;
+						},
+					})),
+			});
 		},
 
 		async started(this: SweeperThis) {
 			const { config } = appOf(this.broker);
 			const loop = () => {
-				if (this.running) return;
-				this.running = this.tick()
-					.catch(err => {
-						this.logger.warn(`Sweeper: ${(err as Error).message}`);
-						captureLoopError(err, { service: this.name });
-					})
-					.finally(() => {
-						this.running = null;
-					});
+				if (!this.running) this.kick();
 			};
 			this.timer = setInterval(loop, config.sweeper.pollMs);
 			loop();
+			this.balancer.start();
 		},
 
 		async stopped(this: SweeperThis) {
 			if (this.timer) clearInterval(this.timer);
-			await this.running;
+			this.timer = null;
+			await this.balancer.stop();
+			while (this.running) await this.running;
 			const { models } = appOf(this.broker);
 			for (const r of this.runners.values()) {
 				r.runner.close?.();
 				// No step runs now: give the lease up so a standby takes the network at once, not after SWEEP_LEASE_MS.
-				if (r.lease) await releaseLease(models, r.lease).catch(() => undefined);
+				// Free for anyone at once (no time): whichever replica polls first, not only one below its share.
+				if (r.lease) await releaseLease(models, r.lease).then(() => this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId }), () => undefined).catch(() => undefined);
 				r.lease = null;
+				r.handOver.splice(0).forEach(w => w(false));
 			}
 		},
 	};

@@ -19,6 +19,7 @@ import { redactUrl, rpcUrlFor, WatchersConfig } from "../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort, WatchedNetwork, WatcherLogger, WatcherStatus, watcherOwnerId } from "../lib/watchers/runner";
 import { networkReadiness, WatcherReadiness } from "../lib/watchers/readiness";
 import { WATCHER_LEADS_EVENT } from "../lib/watchers/watched";
+import { LEASE_RELEASED_EVENT, LeaseBalancer, type ShareView } from "../lib/watchers/balancer";
 import { CATALOGUE_CHANGED_EVENT, type WatchableNetwork } from "../services/networks.service";
 
 export interface WatcherMixinOptions {
@@ -35,6 +36,8 @@ interface WatcherVars {
 	stopping: boolean;
 	/** Why the followed networks could not be read at the last refresh; null: they were. */
 	networksError: string | null;
+	/** The fair share of this service's networks among its live replicas (lib/watchers/balancer.ts). */
+	balancer: LeaseBalancer;
 }
 
 interface WatcherMethods {
@@ -43,6 +46,7 @@ interface WatcherMethods {
 	slugs(): Promise<Map<string, string>>;
 	paymentsPort(): PaymentsPort;
 	watcherReadiness(): WatcherReadiness;
+	shareView(): ShareView;
 }
 
 type WatcherThis = Service & WatcherVars & WatcherMethods;
@@ -60,6 +64,15 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 		dependencies: ["networks", "transactions"],
 
 		actions: {
+			/** This replica's fair share: live replicas of the service, ceil(networks / replicas), networks led (REPL `watchers`). */
+			share: {
+				visibility: "public",
+				params: { $$strict: "remove" },
+				handler(this: WatcherThis): ShareView {
+					return this.shareView();
+				},
+			},
+
 			/** Each followed network: leader or standby, head, cursor, lag, RPC state (REPL: `call watcher-evm.status`). */
 			status: {
 				visibility: "public",
@@ -143,6 +156,12 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 		},
 
 		events: {
+			/** A replica of this service gave a network up: its standbys here read the lease again now. */
+			[LEASE_RELEASED_EVENT]: {
+				handler(this: WatcherThis, ctx: Context<{ service?: string; leaseId?: string }>) {
+					if (ctx.params.service === this.name && ctx.params.leaseId) this.runners.get(ctx.params.leaseId)?.nudge();
+				},
+			},
 			/** The seed (or `call networks.seed`) changed the catalogue: the followed networks are read again now. */
 			[CATALOGUE_CHANGED_EVENT]: {
 				handler(this: WatcherThis) {
@@ -185,7 +204,12 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 				const maxLag = appOf(this.broker).config.watchers.readyMaxLag;
 				const now = Date.now();
 				const networks = [...this.runners.values()].map(r => networkReadiness(r.status, r.leaseHeldUntil, now, maxLag));
-				return { chainType: opts.chainType, networks, error: this.networksError };
+				return { chainType: opts.chainType, networks, error: this.networksError, share: this.shareView() };
+			},
+
+			/** This replica's view of the fair share: live replicas of the service, share, networks led. */
+			shareView(this: WatcherThis): ShareView {
+				return { service: this.name, nodeID: this.broker.nodeID, ...this.balancer.view() };
 			},
 
 			paymentsPort(this: WatcherThis): PaymentsPort {
@@ -250,6 +274,10 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 						onStandby: () => {
 							for (const name of gauges) dropSeries(this.broker, name, labels);
 						},
+						takeDelayMs: () => this.balancer.takeDelayMs(network.id),
+						onRelease: () => {
+							Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: network.id })).catch(() => undefined);
+						},
 					});
 					this.runners.set(id, runner);
 					this.logger.info(`Watcher ${opts.chainType}: following ${network.slug} at ${redactUrl(rpcUrl)}`);
@@ -265,15 +293,35 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 			this.refreshing = null;
 			this.stopping = false;
 			this.networksError = null;
+			const config = appOf(this.broker).config.watchers;
+			this.balancer = new LeaseBalancer({
+				broker: this.broker,
+				serviceName: this.name,
+				models: appOf(this.broker).models,
+				rebalanceMs: config.rebalanceMs,
+				deferMs: config.takeDeferMs,
+				handOverMs: config.handOverMs,
+				logger: this.logger,
+				leases: () =>
+					[...this.runners.values()].map(r => ({
+						leaseId: r.status.networkId,
+						slug: r.status.slug,
+						leading: () => r.status.leader,
+						releasable: () => r.handOverReady,
+						release: () => r.handOver(),
+					})),
+			});
 		},
 
 		async started(this: WatcherThis) {
 			await this.refresh();
 			this.refreshTimer = setInterval(() => void this.refresh(), NETWORKS_REFRESH_MS);
+			this.balancer.start();
 		},
 
 		async stopped(this: WatcherThis) {
 			if (this.refreshTimer) clearInterval(this.refreshTimer);
+			await this.balancer.stop();
 			this.stopping = true;
 			while (this.refreshing) await this.refreshing;
 			await Promise.all([...this.runners.values()].map(r => r.stop()));

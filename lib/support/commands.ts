@@ -13,6 +13,7 @@ import type { TokenWithNetworkView } from "../networks/view";
 import type { SupportDeliveryWithAttempts, SupportFailedDeliveries, SupportOutboxBacklog } from "../webhooks/support";
 import type { WatcherStatus } from "../watchers/runner";
 import type { SupportCursor, SupportRewind, SupportTransfer } from "../watchers/store";
+import type { ShareView } from "../watchers/balancer";
 import { age, fields, NONE, orNone, plural, table } from "./format";
 import { checkoutIdOf, isHash, isUuid, slugOf } from "./params";
 
@@ -451,10 +452,22 @@ async function watchersOverview(broker: ServiceBroker): Promise<string> {
 		return [s.slug, s.service.replace(/^watcher-/, ""), leader, orNone(live?.head), orNone(live?.cursor ?? s.cursor?.blockNumber), orNone(live?.lag), rpc, s.standbys.join(",") || NONE, error];
 	});
 	const silent = [...new Set(states.flatMap(s => s.silent))];
+	// Each replica's fair share (docs/deployment.md "Load sharing"): what it leads against ceil(networks / replicas).
+	const shares: string[][] = [];
+	for (const [service, nodes] of services) {
+		for (const nodeID of [...nodes].sort()) {
+			const view = await call<ShareView>(broker, `${service}.share`, {}, { nodeID }).catch(() => null);
+			const led = states.filter(s => s.service === service && s.leader?.nodeID === nodeID).map(s => s.slug);
+			shares.push([service.replace(/^watcher-/, ""), nodeID, String(led.length), view ? String(view.share) : NONE, view ? String(view.replicas.length) : NONE, led.join(",") || NONE]);
+		}
+	}
 	return [
 		table(["network", "chain", "leader", "head", "cursor", "lag", "rpc", "standby", "last error"], rows),
 		...(silent.length ? [`Not answering: ${silent.join(", ")}`] : []),
 		"Head and lag come from the leader; without one, the cursor is the stored one.",
+		"",
+		table(["chain", "replica", "leads", "share", "replicas", "networks led"], shares),
+		"Share: ceil(networks / live replicas of the service); a replica above it hands networks over (WATCHER_REBALANCE_MS).",
 	].join("\n");
 }
 

@@ -16,6 +16,15 @@ export interface WatchersConfig {
 	rpcApiKeys?: Record<string, string>;
 	/** How long a watcher owns a network without renewing; a standby takes over after it. */
 	leaseMs: number;
+	/**
+	 * Fair share (docs/deployment.md "Load sharing", lib/watchers/balancer.ts), for watchers and
+	 * sweepers alike: how often a replica checks the spread of its service's networks (0: never
+	 * hands one over), how long a free lease waits for a replica below its share before one at or
+	 * above it takes it, and how long a handed-over network is awaited by another replica.
+	 */
+	rebalanceMs: number;
+	takeDeferMs: number;
+	handOverMs: number;
 	/** Pause between two polls of the chain head when the watcher is caught up. */
 	pollMs: number;
 	/** Most blocks read in one range (halved by the source when the provider refuses). */
@@ -129,6 +138,9 @@ export function watchersConfigFromEnv(env: EnvVars): WatchersConfig {
 		rpcCookieFiles,
 		rpcApiKeys,
 		leaseMs,
+		rebalanceMs: int("WATCHER_REBALANCE_MS", env.WATCHER_REBALANCE_MS, 5_000, 0, 3_600_000),
+		takeDeferMs: int("WATCHER_TAKE_DEFER_MS", env.WATCHER_TAKE_DEFER_MS, 3_000, 0, 600_000),
+		handOverMs: int("WATCHER_HANDOVER_MS", env.WATCHER_HANDOVER_MS, 30_000, 1_000, 3_600_000),
 		pollMs: int("WATCHER_POLL_MS", env.WATCHER_POLL_MS, 1_000, 50, 600_000),
 		maxRange: int("WATCHER_MAX_RANGE", env.WATCHER_MAX_RANGE, 500, 1, 10_000),
 		reorgDepth: int("WATCHER_REORG_DEPTH", env.WATCHER_REORG_DEPTH, 64, 2, 10_000),

@@ -5,6 +5,7 @@
  * nothing and takes over when the leader's lease runs out.
  */
 import type { WatcherStatus } from "./runner";
+import type { ShareView } from "./balancer";
 
 export interface NetworkReadiness {
 	slug: string;
@@ -39,6 +40,8 @@ export interface WatcherReadiness {
 	networks: NetworkReadiness[];
 	/** The networks to follow could not be read at the last refresh (the watcher may follow none). */
 	error: string | null;
+	/** This replica's fair share of the service's networks (lib/watchers/balancer.ts). */
+	share?: ShareView;
 }
 
 /** One network of a watcher or sweeper node as /readyz lists it: which it leads, which it stands by for. */
@@ -53,6 +56,8 @@ export interface LedNetwork {
 /** What a sweeper service reports for the node's /readyz (the sweeper mixin's `sweeperReadiness()`). */
 export interface SweeperReadiness {
 	networks: LedNetwork[];
+	/** Per sweeper service on the node: its fair share of the service's networks. */
+	shares?: ShareView[];
 }
 
 /** The watchers check of one node: every network it follows (services may run several), listed for operators. */

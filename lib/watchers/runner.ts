@@ -99,6 +99,13 @@ export interface RunnerDeps {
 	onReportTimings?: (t: { ms: number; reported: number }) => void;
 	/** A failure that is not the RPC being unreachable, a reorg under the read or a lost lease (error tracking). */
 	onFailure?: (err: unknown) => void;
+	/**
+	 * How long the lease must have been free before this process takes it (the fair share,
+	 * lib/watchers/balancer.ts): 0 below its share, more at or above it. Unset: 0.
+	 */
+	takeDelayMs?: () => number;
+	/** This process gave the lease up (a hand-over or a graceful stop): the standbys are told, to take it at once. */
+	onRelease?: () => void;
 }
 
 /** Milliseconds per phase of one step that read a range, and how many transfers it stored and reported. */
@@ -269,6 +276,8 @@ export class NetworkWatcher {
 	private catalogue: NetworkCatalogue;
 	/** A head read before the lease was taken, while the network has no cursor: where the cursor starts (see run()). */
 	private preLeaseHead: number | null = null;
+	/** A hand-over asked (handOver()): done at the next step boundary; its waiters. */
+	private handOverWaiters: Array<(released: boolean) => void> = [];
 	readonly status: WatcherStatus;
 
 	constructor(private readonly deps: RunnerDeps) {
@@ -303,17 +312,66 @@ export class NetworkWatcher {
 		return this.deps.source.block(n);
 	}
 
+	/**
+	 * Gives the lease up at the next step boundary so another replica takes the network (the fair
+	 * share: lib/watchers/balancer.ts): the step in progress and the report pass end, the lease is
+	 * released (takeable at once), the standbys are told. True once released; false when this
+	 * process did not lead the network, or stopped first.
+	 */
+	handOver(): Promise<boolean> {
+		if (!this.lease || !this.running) return Promise.resolve(false);
+		const done = new Promise<boolean>(resolve => this.handOverWaiters.push(resolve));
+		this.wake?.();
+		return done;
+	}
+
+	/** A standby reads the lease again now (another replica released it) instead of at its next poll. */
+	nudge(): void {
+		if (!this.lease) this.wake?.();
+	}
+
+	/** Leading, with a started cursor: a network that can be handed over. */
+	get handOverReady(): boolean {
+		return this.lease !== null && this.status.cursor !== null && this.running;
+	}
+
+	private async handOverNow(): Promise<void> {
+		const waiters = this.handOverWaiters.splice(0);
+		const lease = this.lease;
+		if (!lease) return waiters.forEach(w => w(false));
+		this.discardReadAhead();
+		await this.aheadInFlight;
+		// The report pass of this lease ends first: the next leader reports what is left, never beside it.
+		await this.reporting;
+		if (this.renewTimer) clearInterval(this.renewTimer);
+		this.renewTimer = null;
+		const released = this.lease === lease && (await releaseLease(this.deps.models, lease, Date.now()).then(() => true, () => false));
+		if (this.lease === lease) {
+			this.lease = null;
+			this.leaseUntil = null;
+			this.status.leader = false;
+			this.deps.onStandby?.();
+		}
+		if (released) {
+			this.deps.logger.info(`Watcher ${this.deps.owner} hands network ${this.deps.network.slug} over (fair share)`);
+			this.deps.onRelease?.();
+		}
+		waiters.forEach(w => w(released));
+	}
+
 	/** Stops the loop, waits for the step in progress, and gives the lease up. */
 	async stop(): Promise<void> {
 		this.running = false;
 		this.wake?.();
 		await this.loop;
+		this.handOverWaiters.splice(0).forEach(w => w(false));
 		await this.reporting;
 		this.discardReadAhead();
 		await this.aheadInFlight;
 		await this.addressRefresh?.catch(() => undefined);
 		if (this.renewTimer) clearInterval(this.renewTimer);
-		if (this.lease) await releaseLease(this.deps.models, this.lease, Date.now()).catch(() => undefined);
+		const held = this.lease;
+		if (held) await releaseLease(this.deps.models, held, Date.now()).then(() => this.deps.onRelease?.(), () => undefined);
 		this.lease = null;
 		this.leaseUntil = null;
 		this.status.leader = false;
@@ -346,10 +404,15 @@ export class NetworkWatcher {
 					this.preLeaseHead = started ? null : (await this.deps.source.head()).number;
 					await this.tryLead();
 				}
-				if (this.lease) again = await this.step();
+				if (this.lease && this.handOverWaiters.length === 0) again = await this.step();
 				this.status.lastError = null;
 			} catch (err) {
 				this.onError(err);
+			}
+			// A hand-over at the step boundary: nothing of a step is half done.
+			if (this.handOverWaiters.length > 0) {
+				await this.handOverNow();
+				again = false;
 			}
 			if (!again) await this.sleep(this.lease ? config.pollMs : Math.min(config.pollMs * 2, Math.max(500, config.leaseMs / 4)));
 		}
@@ -366,7 +429,7 @@ export class NetworkWatcher {
 	private async tryLead(): Promise<void> {
 		const { models, network, config, owner, logger } = this.deps;
 		const at = Date.now();
-		const lease = await acquireLease(models, network.id, owner, config.leaseMs, at);
+		const lease = await acquireLease(models, network.id, owner, config.leaseMs, at, this.deps.takeDelayMs?.() ?? 0);
 		if (!lease) return;
 		this.lease = lease;
 		this.leaseUntil = at + config.leaseMs;

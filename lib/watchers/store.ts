@@ -45,12 +45,16 @@ export async function ensureCursor(models: Models, networkId: string, chainType:
  * Takes the lease when it is free or expired (a new fencing token), or renews it for its holder.
  * Lease times are wall-clock (`nowMs`), not the payments clock: they are about process liveness.
  */
-export async function acquireLease(models: Models, networkId: string, owner: string, leaseMs: number, nowMs: number): Promise<Lease | null> {
+export async function acquireLease(models: Models, networkId: string, owner: string, leaseMs: number, nowMs: number, freeForMs = 0): Promise<Lease | null> {
 	const now = new Date(nowMs);
 	const until = new Date(nowMs + leaseMs);
+	// freeForMs > 0 (a replica at or above its fair share, lib/watchers/share.ts): only a lease
+	// free or expired for that long (a released lease's leaseUntil is its release time), so a
+	// replica below its share takes it first.
+	const free = freeForMs > 0 ? [{ leaseUntil: null }, { leaseUntil: { [Op.lt]: new Date(nowMs - freeForMs) } }] : [{ leaseOwner: null }, { leaseUntil: null }, { leaseUntil: { [Op.lt]: now } }];
 	const [taken] = await models.ChainCursor.update(
 		{ leaseOwner: owner, leaseToken: Sequelize.literal("leaseToken + 1") as unknown as number, leaseUntil: until },
-		{ where: { networkId, [Op.or]: [{ leaseOwner: null }, { leaseUntil: null }, { leaseUntil: { [Op.lt]: now } }] } },
+		{ where: { networkId, [Op.or]: free } },
 	);
 	const row = await models.ChainCursor.findByPk(networkId, { attributes: ["leaseOwner", "leaseToken", "leaseUntil"] });
 	if (!row || row.leaseOwner !== owner) return null;
