@@ -77,7 +77,13 @@ describe("readiness of watcher nodes", () => {
 
 	it("each lists the networks it leads or stands by for, with the lag", async () => {
 		const led = await readyz(leaderHealth);
-		expect(led.body.checks.watchers).toEqual({ ok: true, networks: [{ slug: "anvil-local", chainType: "evm", role: "leader", lag: expect.any(Number) }] });
+		// With the node's fair share: no transporter here, so each node is the only replica it knows.
+		const self = leader.broker.nodeID;
+		expect(led.body.checks.watchers).toEqual({
+			ok: true,
+			networks: [{ slug: "anvil-local", chainType: "evm", role: "leader", lag: expect.any(Number) }],
+			shares: [{ service: "watcher-evm", nodeID: self, replicas: [self], networks: 1, share: 1, led: 1 }],
+		});
 		expect(led.body.checks.watchers.networks[0].lag).toBeLessThanOrEqual(MAX_LAG);
 		const standing = await readyz(standbyHealth);
 		expect(standing.body.checks.watchers).toMatchObject({ ok: true, networks: [{ slug: "anvil-local", chainType: "evm", role: "standby" }] });
@@ -100,7 +106,13 @@ describe("readiness of watcher nodes", () => {
 			return r.body.checks.sweepers?.networks?.[0]?.role === "leader" ? r : null;
 		}, 60_000);
 		expect(leading.status).toBe(200);
-		expect(leading.body.checks.sweepers).toEqual({ ok: true, required: false, networks: [{ slug: "anvil-local", chainType: "evm", role: "leader" }] });
+		const self = sweeper.broker.nodeID;
+		expect(leading.body.checks.sweepers).toEqual({
+			ok: true,
+			required: false,
+			networks: [{ slug: "anvil-local", chainType: "evm", role: "leader" }],
+			shares: [{ service: "sweeper-evm", nodeID: self, replicas: [self], networks: 1, share: 1, led: 1 }],
+		});
 		expect(leading.body.checks).not.toHaveProperty("watchers");
 		await sweeperHealth.close();
 		sweeperHealth = undefined;
@@ -118,6 +130,7 @@ describe("readiness of watcher nodes", () => {
 			ok: false,
 			error: expect.stringMatching(new RegExp(`^anvil-local: \\d+ blocks behind the head \\(over ${MAX_LAG}\\)$`)),
 			networks: [{ slug: "anvil-local", chainType: "evm", role: "leader", lag: expect.any(Number) }],
+			shares: [expect.objectContaining({ service: "watcher-evm", led: 1 })],
 		});
 		expect(behind.body.checks.watchers.networks[0].lag).toBeGreaterThan(MAX_LAG);
 		expect(behind.body.checks.database).toEqual({ ok: true });
