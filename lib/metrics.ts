@@ -22,6 +22,9 @@ export const METRIC = {
 	watcherHead: "watcher.head",
 	watcherCursor: "watcher.cursor",
 	watcherLag: "watcher.lag",
+	watcherLagMax: "watcher.lag.max",
+	networksLed: "watcher.networks.led",
+	networksShare: "watcher.networks.share",
 	sweepOutcomes: "sweeps.outcomes",
 	sweepsBlocked: "sweeps.blocked",
 } as const;
@@ -54,6 +57,9 @@ interface MetricLabels {
 	"watcher.head": { network: string };
 	"watcher.cursor": { network: string };
 	"watcher.lag": { network: string };
+	"watcher.lag.max": { service: string };
+	"watcher.networks.led": { service: string };
+	"watcher.networks.share": { service: string };
 	"sweeps.outcomes": { network: string; outcome: SweepOutcome };
 	"sweeps.blocked": { network: string; scope: (typeof SWEEP_HOLD_SCOPES)[number] };
 }
@@ -67,7 +73,14 @@ type CounterName =
 	| typeof METRIC.webhookDeliveries
 	| typeof METRIC.sweepOutcomes
 	| typeof METRIC.sweepsBlocked;
-type GaugeName = typeof METRIC.outboxBacklog | typeof METRIC.watcherHead | typeof METRIC.watcherCursor | typeof METRIC.watcherLag;
+type GaugeName =
+	| typeof METRIC.outboxBacklog
+	| typeof METRIC.watcherHead
+	| typeof METRIC.watcherCursor
+	| typeof METRIC.watcherLag
+	| typeof METRIC.watcherLagMax
+	| typeof METRIC.networksLed
+	| typeof METRIC.networksShare;
 type HistogramName = typeof METRIC.webhookLatency;
 
 /** Histograms' `buckets: true` are Moleculer's default buckets, in milliseconds (1 ms to 10 s). */
@@ -85,6 +98,10 @@ const DEFINITIONS: Definition[] = [
 	{ type: "gauge", name: METRIC.watcherHead, labelNames: ["network"], description: "Chain watcher head (block)" },
 	{ type: "gauge", name: METRIC.watcherCursor, labelNames: ["network"], description: "Chain watcher cursor (block)" },
 	{ type: "gauge", name: METRIC.watcherLag, labelNames: ["network"], description: "Chain watcher lag (blocks)" },
+	// Per replica (the service: watcher-evm, sweeper-evm, ...): what the HPA's lag option scales on (docs/deployment.md "Autoscaling on lag").
+	{ type: "gauge", name: METRIC.watcherLagMax, labelNames: ["service"], description: "Highest lag (blocks) among the networks this replica leads (0: none led)" },
+	{ type: "gauge", name: METRIC.networksLed, labelNames: ["service"], description: "Networks this replica leads (watchers and sweepers)" },
+	{ type: "gauge", name: METRIC.networksShare, labelNames: ["service"], description: "This replica's fair share: ceil(networks / live replicas of its service)" },
 	{ type: "counter", name: METRIC.sweepOutcomes, labelNames: ["network", "outcome"], description: "Sweep transactions by outcome" },
 	{ type: "counter", name: METRIC.sweepsBlocked, labelNames: ["network", "scope"], description: "Destinations or deposits the sweeper stopped sending to after repeated failures" },
 ];

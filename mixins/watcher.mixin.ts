@@ -307,6 +307,7 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 						leaseId: r.status.networkId,
 						slug: r.status.slug,
 						leading: () => r.status.leader,
+						lag: () => r.status.lag,
 						releasable: () => r.handOverReady,
 						release: () => r.handOver(),
 					})),

@@ -11,6 +11,7 @@
 import type { ServiceBroker } from "moleculer";
 import { Op } from "sequelize";
 import type { Models } from "../../models";
+import { METRIC, setGauge } from "../metrics";
 import { fairShare, pickRelease, takeDelay } from "./share";
 
 /** Broadcast when a replica gives a lease up (hand-over, graceful stop): `{ service, leaseId }`. The standbys of that service read the lease again at once. */
@@ -26,6 +27,8 @@ export interface BalancedLease {
 	releasable(): boolean;
 	/** Hands it over at the next step boundary; true once released. */
 	release(): Promise<boolean>;
+	/** Watchers: blocks behind the head at the last step while leading (null: unknown). */
+	lag?(): number | null;
 }
 
 export interface BalancerOptions {
@@ -55,8 +58,12 @@ export interface ShareView {
 	led: number;
 }
 
+/** How often the replica's gauges are written. */
+const METRICS_MS = 5_000;
+
 export class LeaseBalancer {
 	private timer: NodeJS.Timeout | null = null;
+	private metricsTimer: NodeJS.Timeout | null = null;
 	private running: Promise<void> | null = null;
 	/** Networks this replica released and nobody else holds yet, with when. */
 	private readonly pending = new Map<string, number>();
@@ -94,14 +101,29 @@ export class LeaseBalancer {
 	}
 
 	start(): void {
+		if (!this.metricsTimer) this.metricsTimer = setInterval(() => this.publish(), METRICS_MS);
 		if (this.opts.rebalanceMs === 0 || this.timer) return;
 		this.timer = setInterval(() => void this.rebalance(), this.opts.rebalanceMs);
 	}
 
 	async stop(): Promise<void> {
 		if (this.timer) clearInterval(this.timer);
+		if (this.metricsTimer) clearInterval(this.metricsTimer);
 		this.timer = null;
+		this.metricsTimer = null;
 		await this.running;
+	}
+
+	/** The replica's gauges: networks led, its share, the highest lag among those it leads (a no-op with metrics off). */
+	publish(): void {
+		const { broker, serviceName } = this.opts;
+		if (!broker.isMetricsEnabled()) return;
+		const view = this.view();
+		const labels = { service: serviceName };
+		setGauge(broker, METRIC.networksLed, view.led, labels);
+		setGauge(broker, METRIC.networksShare, view.share, labels);
+		const lags = this.opts.leases().filter(l => l.leading() && l.lag).map(l => l.lag!() ?? 0);
+		setGauge(broker, METRIC.watcherLagMax, Math.max(0, ...lags), labels);
 	}
 
 	/** One check of the spread (one at a time); hands at most one network over. */

@@ -356,6 +356,29 @@ describe("k8s manifests", () => {
 		expect(errors[6]).toMatch(/no Kubernetes schema for apiVersion "apps\/v1", kind "Deploymnet"/);
 	});
 
+	it("the scale-on-lag option patches each watcher HPA to scale on its lag (an External metric) and keeps CPU; the patched HPAs pass the schema", async () => {
+		const [k] = parseAllDocuments(read("k8s/scale-on-lag/kustomization.yaml")).map(d => d.toJS() as Doc);
+		expect(k.resources).toEqual([".."]);
+		expect(k.patches).toEqual([{ path: "hpa-lag.yaml" }]);
+		const patches = parseAllDocuments(read("k8s/scale-on-lag/hpa-lag.yaml")).map(d => d.toJS() as Doc);
+		const watchers = Object.keys(CHAIN_GROUPS).filter(n => n.startsWith("watcher-"));
+		expect(patches.map(p => p.metadata.name).sort()).toEqual(watchers.sort());
+		// A strategic merge: HPA metrics is an atomic list, replaced whole.
+		const merged = patches.map(p => {
+			const base = named("HorizontalPodAutoscaler", p.metadata.name);
+			expect([p.apiVersion, p.kind, p.metadata.namespace]).toEqual([base.apiVersion, base.kind, base.metadata.namespace]);
+			return { ...clone(base), spec: { ...clone(base.spec), metrics: p.spec.metrics } } as Doc;
+		});
+		expect(await validateK8s(merged)).toEqual(merged.map(() => null));
+		for (const hpa of merged) {
+			const name = hpa.metadata.name;
+			const external = (hpa.spec.metrics as Doc[]).find(m => m.type === "External")!;
+			expect([name, external.external.metric]).toEqual([name, { name: "cryptopay_watcher_lag_max", selector: { matchLabels: { service: name } } }]);
+			const cpu = (hpa.spec.metrics as Doc[]).find(m => m.type === "Resource");
+			expect([name, cpu]).toEqual([name, (named("HorizontalPodAutoscaler", name).spec.metrics as Doc[]).find(m => m.type === "Resource")]);
+		}
+	});
+
 	it("kustomization lists exactly the resource files of k8s/, each existing", () => {
 		const [k] = byKind("Kustomization");
 		expect(k.namespace).toBe("cryptopay");

@@ -57,7 +57,7 @@ async function scrape(port: number): Promise<Scrape> {
 }
 
 /** Labels the gateway's own metrics may carry (besides the reporter's namespace and nodeID): bounded sets only. */
-const ALLOWED_LABELS = new Set(["namespace", "nodeID", "mode", "network", "outcome", "scope", "le"]);
+const ALLOWED_LABELS = new Set(["namespace", "nodeID", "mode", "network", "outcome", "scope", "le", "service"]);
 const OWN_PREFIXES = ["payments_", "webhooks_", "watcher_", "sweeps_"];
 
 function expectBoundedLabels(s: Scrape): void {
@@ -314,6 +314,17 @@ describe("watcher and sweeper metrics on a real anvil node", () => {
 		expect(c).toBeLessThanOrEqual(h);
 		expect(l).toBe(h - c);
 		expectBoundedLabels(now);
+
+		// Per replica: networks led, the fair share, the highest lag among them (what the HPA's lag option scales on).
+		const watcher = { service: "watcher-evm" };
+		const shared = await until("replica gauges", async () => {
+			const got = await scrape(port);
+			return got.value("watcher_networks_led", watcher) === 1 && got.value("watcher_networks_led", { service: "sweeper-evm" }) === 1 ? got : null;
+		});
+		expect(shared.value("watcher_networks_share", watcher)).toBe(1);
+		expect(shared.value("watcher_lag_max", watcher)).toEqual(expect.any(Number));
+		expect(shared.types.get("watcher_networks_led")).toBe("gauge");
+		expectBoundedLabels(shared);
 
 		// A node that stops following a network (stopped, or its lease lost) stops exporting its gauges.
 		await node.broker.destroyService(node.broker.getLocalService("watcher-evm")!);
