@@ -195,6 +195,9 @@ describe("support commands on a cluster (core node + REPL-only node over NATS)",
 			return new RegExp(`anvil-local\\s+evm\\s+${coreId}\\s+${head}\\s+${head}\\s+0\\s+ok`).test(t) ? t : null;
 		});
 		expect(text).toMatch(/network\s+chain\s+leader\s+head\s+cursor\s+lag\s+rpc/);
+		// Each replica's fair share: the one replica leads the one network, its share is 1 of 1.
+		expect(text).toMatch(/chain\s+replica\s+leads\s+share\s+replicas\s+networks led/);
+		expect(text).toMatch(new RegExp(`evm\\s+${coreId}\\s+1\\s+1\\s+1\\s+anvil-local`));
 	});
 
 	it("outbox: nothing waiting, the two failures of the last day", async () => {
