@@ -4,7 +4,7 @@ export type { ClientOptions, RetryOptions } from "./client";
 export { CryptoPayApiError, CryptoPayConnectionError } from "./errors";
 export { paginate, collect } from "./pagination";
 export { isIdempotentRequest, isRetryableOutcome, parseRetryAfter } from "./retry";
-export { verifyWebhook, signWebhook, WebhookVerificationError, SIGNATURE_HEADER, DEFAULT_TOLERANCE_SECONDS } from "./webhooks";
+export { verifyWebhook, signWebhook, WebhookVerificationError, SIGNATURE_HEADER } from "./webhooks";
 export type { VerifyOptions, WebhookVerificationCode } from "./webhooks";
 export type * from "./types";
 export type { paths, components, webhooks, operations } from "./generated/openapi";

@@ -1,16 +1,16 @@
 /**
  * Verifying a webhook the gateway sent (spec "Events", docs/webhooks.md): the header
  * `x-webhook-signature` is the hex HMAC-SHA256 of the exact body bytes under the API key's secret.
- * `verifyWebhook` checks it in constant time over the raw body, then parses the event and checks
- * that the event's `created` time (inside the signed body, so it cannot be altered) is within a
- * tolerance of now: a captured request replayed later is refused.
+ * `verifyWebhook` checks it in constant time over the raw body and parses the event. With
+ * `toleranceSeconds` it also refuses an event whose `created` (inside the signed body) is further
+ * from now. That is off by default: `created` is when the event happened, not when it was sent, so
+ * a delivery held back by an outage or a backlog would be refused and, after its attempts, lost
+ * to the merchant. Deliveries are at least once; handling each event id once is what stops a replay.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { WebhookEvent } from "./types";
 
 export const SIGNATURE_HEADER = "x-webhook-signature";
-/** Default tolerance between the event's `created` and now, either way (seconds). */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export type WebhookVerificationCode = "missing_secret" | "missing_signature" | "malformed_signature" | "signature_mismatch" | "invalid_body" | "timestamp_outside_tolerance";
 
@@ -26,7 +26,7 @@ export class WebhookVerificationError extends Error {
 }
 
 export interface VerifyOptions {
-	/** Largest distance between the event's `created` and now, in seconds (default 300); `Infinity` skips the check. */
+	/** Largest distance between the event's `created` and now, in seconds, either way; not given (or `Infinity`): no check. */
 	toleranceSeconds?: number;
 	/** Now, for the tolerance (default the current time). */
 	now?: Date | number;
@@ -38,8 +38,8 @@ export function signWebhook(rawBody: string | Uint8Array, secret: string): strin
 }
 
 /**
- * The event, when `signatureHeader` is the signature of `rawBody` under `secret` and the event is
- * recent; otherwise a WebhookVerificationError saying why. Pass the bytes exactly as received
+ * The event, when `signatureHeader` is the signature of `rawBody` under `secret` (and, with
+ * `toleranceSeconds`, the event is that recent); otherwise a WebhookVerificationError saying why. Pass the bytes exactly as received
  * (`express.raw()`, the request's chunks), never re-serialised JSON.
  */
 export function verifyWebhook(rawBody: string | Uint8Array, signatureHeader: string | string[] | null | undefined, secret: string, options: VerifyOptions = {}): WebhookEvent {
@@ -62,7 +62,7 @@ export function verifyWebhook(rawBody: string | Uint8Array, signatureHeader: str
 	if (!event || typeof event !== "object" || typeof event.id !== "string" || typeof event.type !== "string") {
 		throw new WebhookVerificationError("invalid_body", "The body is not a webhook event ({ id, type, created, livemode, data })");
 	}
-	const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+	const tolerance = options.toleranceSeconds ?? Infinity;
 	if (tolerance !== Infinity) {
 		const created = typeof event.created === "string" ? Date.parse(event.created) : NaN;
 		if (Number.isNaN(created)) throw new WebhookVerificationError("invalid_body", "The event has no valid created time");

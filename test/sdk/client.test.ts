@@ -70,7 +70,7 @@ describe("sdk/src/client against a real gateway", () => {
 		};
 		expect(refusal(() => verifyWebhook(hit.rawBody.replace('"0.5"', '"0.05"'), hit.headers["x-webhook-signature"], secret))).toBe("signature_mismatch");
 		expect(refusal(() => verifyWebhook(hit.rawBody, hit.headers["x-webhook-signature"], `${secret}x`))).toBe("signature_mismatch");
-		expect(refusal(() => verifyWebhook(hit.rawBody, hit.headers["x-webhook-signature"], secret, { now: Date.parse(event.created) + 301_000 }))).toBe("timestamp_outside_tolerance");
+		expect(refusal(() => verifyWebhook(hit.rawBody, hit.headers["x-webhook-signature"], secret, { now: Date.parse(event.created) + 301_000, toleranceSeconds: 300 }))).toBe("timestamp_outside_tolerance");
 		expect(refusal(() => verifyWebhook(hit.rawBody, undefined, secret))).toBe("missing_signature");
 	});
 

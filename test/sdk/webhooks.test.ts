@@ -43,15 +43,16 @@ describe("sdk/src/webhooks", () => {
 		expect(code(() => verifyWebhook("{}", signWebhook("{}", secret), secret, { now }))).toBe("invalid_body");
 	});
 
-	it("refuses an event created outside the tolerance, either way; Infinity turns the check off", () => {
+	it("accepts a late delivery by default (an outage's backlog); with toleranceSeconds refuses an event created further from now, either way", () => {
 		const sig = signWebhook(body, secret);
 		const at = Date.parse(created);
-		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 300_000 }))).toBe("accepted");
-		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 300_001 }))).toBe("timestamp_outside_tolerance");
-		expect(code(() => verifyWebhook(body, sig, secret, { now: at - 300_001 }))).toBe("timestamp_outside_tolerance");
+		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 86_400_000 }))).toBe("accepted");
+		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 300_000, toleranceSeconds: 300 }))).toBe("accepted");
+		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 300_001, toleranceSeconds: 300 }))).toBe("timestamp_outside_tolerance");
+		expect(code(() => verifyWebhook(body, sig, secret, { now: at - 300_001, toleranceSeconds: 300 }))).toBe("timestamp_outside_tolerance");
 		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 60_000, toleranceSeconds: 30 }))).toBe("timestamp_outside_tolerance");
 		expect(code(() => verifyWebhook(body, sig, secret, { now: at + 86_400_000, toleranceSeconds: Infinity }))).toBe("accepted");
 		const undated = JSON.stringify({ id: "evt_2", type: "payment_intent.completed" });
-		expect(code(() => verifyWebhook(undated, signWebhook(undated, secret), secret, { now }))).toBe("invalid_body");
+		expect(code(() => verifyWebhook(undated, signWebhook(undated, secret), secret, { now, toleranceSeconds: 300 }))).toBe("invalid_body");
 	});
 });
