@@ -199,8 +199,10 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		events: {
 			/** A replica of this service gave a network up: this node reads the leases again now. */
 			[LEASE_RELEASED_EVENT]: {
-				handler(this: SweeperThis, ctx: Context<{ service?: string }>) {
-					if (ctx.params.service === this.name) this.kick();
+				handler(this: SweeperThis, ctx: Context<{ service?: string; leaseId?: string; stopping?: boolean }>) {
+					if (ctx.params.service !== this.name || ctx.nodeID === this.broker.nodeID) return;
+					if (ctx.params.leaseId) this.balancer.heardRelease(ctx.params.leaseId, ctx.params.stopping === true);
+					this.kick();
 				},
 			},
 		},
@@ -238,7 +240,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				const released = lease !== null && (await releaseLease(appOf(this.broker).models, lease, Date.now()).then(() => true, () => false));
 				if (released) {
 					this.logger.info(`Sweeper: hands ${r.slug} over (fair share)`);
-					Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId })).catch(() => undefined);
+					Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId, stopping: false })).catch(() => undefined);
 				}
 				waiters.forEach(w => w(released));
 			},
@@ -386,7 +388,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				r.runner.close?.();
 				// No step runs now: give the lease up so a standby takes the network at once, not after SWEEP_LEASE_MS.
 				// Free for anyone at once (no time): whichever replica polls first, not only one below its share.
-				if (r.lease) await releaseLease(models, r.lease).then(() => this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId }), () => undefined).catch(() => undefined);
+				if (r.lease) await releaseLease(models, r.lease).then(() => this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId, stopping: true }), () => undefined).catch(() => undefined);
 				r.lease = null;
 				r.handOver.splice(0).forEach(w => w(false));
 			}

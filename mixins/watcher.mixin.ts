@@ -158,8 +158,10 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 		events: {
 			/** A replica of this service gave a network up: its standbys here read the lease again now. */
 			[LEASE_RELEASED_EVENT]: {
-				handler(this: WatcherThis, ctx: Context<{ service?: string; leaseId?: string }>) {
-					if (ctx.params.service === this.name && ctx.params.leaseId) this.runners.get(ctx.params.leaseId)?.nudge();
+				handler(this: WatcherThis, ctx: Context<{ service?: string; leaseId?: string; stopping?: boolean }>) {
+					if (ctx.params.service !== this.name || !ctx.params.leaseId || ctx.nodeID === this.broker.nodeID) return;
+					this.balancer.heardRelease(ctx.params.leaseId, ctx.params.stopping === true);
+					this.runners.get(ctx.params.leaseId)?.nudge();
 				},
 			},
 			/** The seed (or `call networks.seed`) changed the catalogue: the followed networks are read again now. */
@@ -275,8 +277,8 @@ export function WatcherMixin(opts: WatcherMixinOptions): ServiceSchema {
 							for (const name of gauges) dropSeries(this.broker, name, labels);
 						},
 						takeDelayMs: () => this.balancer.takeDelayMs(network.id),
-						onRelease: () => {
-							Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: network.id })).catch(() => undefined);
+						onRelease: stopping => {
+							Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: network.id, stopping })).catch(() => undefined);
 						},
 					});
 					this.runners.set(id, runner);

@@ -14,7 +14,11 @@ import type { Models } from "../../models";
 import { METRIC, setGauge } from "../metrics";
 import { fairShare, pickRelease, takeDelay } from "./share";
 
-/** Broadcast when a replica gives a lease up (hand-over, graceful stop): `{ service, leaseId }`. The standbys of that service read the lease again at once. */
+/**
+ * Broadcast when a replica gives a lease up: `{ service, leaseId, stopping }` (`stopping`: a
+ * graceful stop, not a hand-over). The standbys of that service read the lease again at once; a
+ * stopping replica's lease is taken by whichever comes first, without the take delay.
+ */
 export const LEASE_RELEASED_EVENT = "watchers.lease.released";
 
 export interface BalancedLease {
@@ -69,6 +73,8 @@ export class LeaseBalancer {
 	private readonly pending = new Map<string, number>();
 	/** Networks released lately (lease id -> when): this replica waits deferMs before taking one back. */
 	private readonly released = new Map<string, number>();
+	/** Leases a stopping replica gave up (lease id -> when): taken without the take delay for a while. */
+	private readonly orphaned = new Map<string, number>();
 
 	constructor(private readonly opts: BalancerOptions) {}
 
@@ -94,10 +100,17 @@ export class LeaseBalancer {
 	/** How long `leaseId` must have been free before this replica takes it (acquireLease's freeForMs). */
 	takeDelayMs(leaseId: string): number {
 		if (this.opts.rebalanceMs === 0) return 0;
+		const orphanedAt = this.orphaned.get(leaseId);
+		if (orphanedAt !== undefined && Date.now() - orphanedAt < this.opts.handOverMs) return 0;
 		const releasedAt = this.released.get(leaseId);
 		if (releasedAt !== undefined && Date.now() - releasedAt < this.opts.handOverMs) return this.opts.deferMs;
 		const { led, networks, replicas } = this.view();
 		return takeDelay({ led, networks, replicas: replicas.length, deferMs: this.opts.deferMs });
+	}
+
+	/** Another replica released `leaseId`; `stopping`: it is going away, so its lease is taken at once by anyone. */
+	heardRelease(leaseId: string, stopping: boolean): void {
+		if (stopping) this.orphaned.set(leaseId, Date.now());
 	}
 
 	start(): void {
@@ -161,6 +174,7 @@ export class LeaseBalancer {
 			}
 		}
 		for (const [id, at] of this.released) if (nowMs - at >= handOverMs) this.released.delete(id);
+		for (const [id, at] of this.orphaned) if (nowMs - at >= handOverMs) this.orphaned.delete(id);
 		const byId = new Map(leases.map(l => [l.leaseId, l]));
 		const pick = pickRelease({
 			self,

@@ -104,8 +104,8 @@ export interface RunnerDeps {
 	 * lib/watchers/balancer.ts): 0 below its share, more at or above it. Unset: 0.
 	 */
 	takeDelayMs?: () => number;
-	/** This process gave the lease up (a hand-over or a graceful stop): the standbys are told, to take it at once. */
-	onRelease?: () => void;
+	/** This process gave the lease up (a hand-over, or `stopping`: a graceful stop): the standbys are told, to take it at once. */
+	onRelease?: (stopping: boolean) => void;
 }
 
 /** Milliseconds per phase of one step that read a range, and how many transfers it stored and reported. */
@@ -354,7 +354,7 @@ export class NetworkWatcher {
 		}
 		if (released) {
 			this.deps.logger.info(`Watcher ${this.deps.owner} hands network ${this.deps.network.slug} over (fair share)`);
-			this.deps.onRelease?.();
+			this.deps.onRelease?.(false);
 		}
 		waiters.forEach(w => w(released));
 	}
@@ -371,7 +371,7 @@ export class NetworkWatcher {
 		await this.addressRefresh?.catch(() => undefined);
 		if (this.renewTimer) clearInterval(this.renewTimer);
 		const held = this.lease;
-		if (held) await releaseLease(this.deps.models, held, Date.now()).then(() => this.deps.onRelease?.(), () => undefined);
+		if (held) await releaseLease(this.deps.models, held, Date.now()).then(() => this.deps.onRelease?.(true), () => undefined);
 		this.lease = null;
 		this.leaseUntil = null;
 		this.status.leader = false;

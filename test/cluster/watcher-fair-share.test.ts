@@ -25,6 +25,7 @@ import { startAnvil, Anvil } from "../helpers/anvil";
 import { BACKEND, REDIS_URL, TestNode } from "../helpers/harness";
 import { startClusterProcess, NodeProcess } from "../helpers/node-process";
 import { until } from "../helpers/until";
+import { expectCreditedOnce, WatcherProcessChain } from "../helpers/watcher-processes";
 import { createMerchant, Merchant, openCheckout, startPaymentsNode } from "../e2e/payments.helpers";
 import { uniqueId } from "./cluster.helpers";
 
@@ -231,12 +232,15 @@ describeMysql("watcher-evm replicas share four networks fairly (processes over N
 				`graceful stop: all led by the last within ${evenStop} ms; unled ${byPhase("graceful").map(g => `${g.network} ${g.ms} ms`).join(", ")}`,
 			].join("\n"),
 		);
-		// A hand-over or a graceful stop never waits for a lease to run out.
-		expect(byPhase("scale-up").length).toBeGreaterThan(0);
+		// A hand-over or a graceful stop never waits for a lease to run out (the replicas got their
+		// networks by hand-overs: the first kept its leases alive all along; a gap under the 50 ms
+		// sampling does not show).
 		expect(worst("scale-up")).toBeLessThan(LEASE_MS);
 		expect(worst("graceful")).toBeLessThan(LEASE_MS);
-		// Nothing stored twice on any network.
-		const seen = await node.app.models.ChainTransfer.findAll({ where: { networkId: { [Op.in]: NETWORKS.map(n => n.id) } } });
-		expect(new Set(seen.map(s => `${s.networkId}:${s.txHash}:${s.logIndex}:${s.blockHash}`)).size).toBe(seen.length);
+		// Per network: each payment credited once with its amount, no chain event credited or stored twice.
+		for (const n of NETWORKS) {
+			const chain = { node, networkId: n.id } as WatcherProcessChain;
+			await expectCreditedOnce(chain, payments.filter(p => p.network === n.slug), "0.01", true);
+		}
 	}, 900_000);
 });

@@ -1,15 +1,17 @@
 /**
  * NetworkWatcher against a scripted chain source and a real database (a node's): where the
- * cursor of a network never read before starts.
+ * cursor of a network never read before starts; a fair-share hand-over between two watchers.
  */
 import { networkIdFor } from "../../../lib/networks/catalogue";
 import type { BlockRef, ChainSource } from "../../../lib/chains/source";
 import { watchersConfigFromEnv } from "../../../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
+import { acquireLease, ensureCursor, releaseLease } from "../../../lib/watchers/store";
 import { startNode, TestNode } from "../../helpers/harness";
 import { until } from "../../helpers/until";
 
 const NET = networkIdFor("anvil-local");
+const OTHER = networkIdFor("base-sepolia");
 
 /** A chain at `before` until `advanced()` says otherwise, then at `after` (blocks mined meanwhile). */
 function scriptedSource(before: number, after: number, advanced: () => Promise<boolean>): ChainSource {
@@ -41,17 +43,18 @@ const payments: PaymentsPort = {
 	revert: async () => ({ outcome: "unknown" }),
 };
 
+// One node (its database) for both groups.
+let node: TestNode;
+
+beforeAll(async () => {
+	node = await startNode({ services: ["networks"] });
+}, 60_000);
+
+afterAll(async () => {
+	await node?.stop();
+});
+
 describe("a network watcher on a network never read", () => {
-	let node: TestNode;
-
-	beforeAll(async () => {
-		node = await startNode({ services: ["networks"] });
-	}, 60_000);
-
-	afterAll(async () => {
-		await node?.stop();
-	});
-
 	it("starts its cursor at a head read before it took the lease (which opens the network to live checkouts), not after", async () => {
 		// Block 10 is the head until the lease is taken; then blocks 11..20 are mined at once. A
 		// checkout made once the lease is held can be paid in block 11: the cursor must not start above it.
@@ -76,5 +79,89 @@ describe("a network watcher on a network never read", () => {
 			await runner.stop();
 		}
 		expect(logs).toContain("Watcher: network anvil-local starts after block 9");
+	});
+});
+
+/**
+ * A hand-over of the fair share (docs/deployment.md "Load sharing") between two watchers of one
+ * network: the leader gives the lease up at a step boundary, takeable at once by a replica below
+ * its share, while one at or above its share waits for the take delay (acquireLease's freeForMs).
+ */
+describe("a fair-share hand-over between two watchers of one network", () => {
+	function watcher(owner: string, delay: { ms: number }, released: string[]): NetworkWatcher {
+		const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+		return new NetworkWatcher({
+			sequelize: node.app.sequelize,
+			models: node.app.models,
+			source: scriptedSource(10, 10, async () => false),
+			network: { id: NET, slug: "anvil-local", chainType: "evm", requiredConfirmations: 1, tokens: [] },
+			payments,
+			config: { ...watchersConfigFromEnv({}), pollMs: 20, leaseMs: 60_000 },
+			logger: quiet,
+			now: () => new Date(),
+			owner,
+			takeDelayMs: () => delay.ms,
+			onRelease: () => released.push(owner),
+		});
+	}
+
+	it("releases at a step boundary; a replica below its share takes it at once, one at or above waits for the take delay", async () => {
+		const released: string[] = [];
+		const aDelay = { ms: 0 };
+		const bDelay = { ms: 60_000 };
+		const a = watcher("node-a:1:x", aDelay, released);
+		const b = watcher("node-b:1:x", bDelay, released);
+		const row = () => node.app.models.ChainCursor.findByPk(NET);
+		a.start();
+		try {
+			await until("a leads with a started cursor", async () => a.handOverReady && (await row())?.blockNumber === 10);
+			b.start();
+			const before = (await row())!.leaseToken;
+			// a is now at or above its share: it hands over and does not take the network back at once.
+			aDelay.ms = 60_000;
+			bDelay.ms = 0;
+			expect(await a.handOver()).toBe(true);
+			expect(a.status.leader).toBe(false);
+			expect(released).toEqual(["node-a:1:x"]);
+			b.nudge();
+			const taken = await until("b leads", async () => {
+				const r = await row();
+				return r?.leaseOwner === "node-b:1:x" ? r : null;
+			});
+			expect(taken.leaseToken).toBe(before + 1);
+			expect(taken.blockNumber).toBe(10);
+			// Not leading: nothing to hand over.
+			expect(await a.handOver()).toBe(false);
+
+			// b stops (a graceful stop releases too); a, at or above its share, leaves it free for now.
+			await b.stop();
+			expect(released).toEqual(["node-a:1:x", "node-b:1:x"]);
+			await new Promise(r => setTimeout(r, 300));
+			expect((await row())!.leaseOwner).toBeNull();
+			// Below its share again: a takes it.
+			aDelay.ms = 0;
+			a.nudge();
+			await until("a leads again", async () => (await row())?.leaseOwner === "node-a:1:x");
+		} finally {
+			await a.stop();
+			await b.stop();
+		}
+	});
+
+	it("acquireLease with freeForMs takes only a lease free or expired for that long", async () => {
+		const models = node.app.models;
+		await ensureCursor(models, OTHER, "evm", new Date());
+		const now = Date.now();
+		const held = (await acquireLease(models, OTHER, "x:1:a", 60_000, now))!;
+		expect(held).toMatchObject({ owner: "x:1:a" });
+		// Held: nobody takes it, whatever the delay.
+		expect(await acquireLease(models, OTHER, "y:1:b", 60_000, now, 0)).toBeNull();
+		// Released now (as a watcher does: leaseUntil the release time).
+		await releaseLease(models, held, now);
+		expect(await acquireLease(models, OTHER, "y:1:b", 60_000, now + 1_000, 3_000)).toBeNull();
+		expect(await acquireLease(models, OTHER, "y:1:b", 60_000, now + 4_000, 3_000)).toMatchObject({ owner: "y:1:b", token: held.token + 1 });
+		// Released without a time (a sweeper's graceful stop): anyone at once.
+		await releaseLease(models, { networkId: OTHER, owner: "y:1:b", token: held.token + 1 });
+		expect(await acquireLease(models, OTHER, "z:1:c", 60_000, Date.now(), 3_000)).toMatchObject({ owner: "z:1:c" });
 	});
 });
