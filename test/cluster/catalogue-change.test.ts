@@ -116,7 +116,7 @@ describeCluster("a token switched on and confirmations changed while the watcher
 		// The catalogue settings go to the core node, which writes them to the database.
 		node("core-1", DEPLOYED_CORE_SERVICES, { REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(OLD_CONFIRMATIONS) });
 		await nodesOffering("transactions", 1);
-		node("gateway", ["api"], { PORT: String(gatewayPort) });
+		node("gateway", ["api", "pages"], { PORT: String(gatewayPort) });
 		for (const name of ["watcher-a", "watcher-b"]) {
 			const w = node(name, ["watcher-evm"], { RPC_URL_ANVIL_LOCAL: anvil.url, WATCHER_POLL_MS: "100", WATCHER_RECONCILE_MS: "0", WATCHER_LEASE_MS: "5000", LOG_LEVEL: "info" });
 			watcherLogs.set(name, "");
