@@ -104,11 +104,22 @@ export function isLockConflict(err: unknown): boolean {
  * once more from the start, up to `attempts` times: InnoDB documents that the application
  * should simply re-run a transaction it rolled back for a deadlock.
  */
-export async function inTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>, opts: RetryOptions = {}): Promise<T> {
-	return withRetries(() => sequelize.transaction(fn), opts);
+export async function inTransaction<T>(sequelize: Sequelize, fn: (t: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+	const readCommitted = opts.isolation === "readCommitted" && sequelize.getDialect() === "mysql";
+	return withRetries(() => (readCommitted ? sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, fn) : sequelize.transaction(fn)), opts);
 }
 
 type RetryOptions = { attempts?: number; retryOn?: (err: unknown) => boolean };
+/**
+ * `isolation: "readCommitted"`: on MySQL the transaction runs at READ COMMITTED (`SET TRANSACTION
+ * ISOLATION LEVEL`, for that one transaction), where InnoDB's locking reads lock the rows they
+ * return and no gaps. Only for transactions whose guarantees all come from row locks and unique
+ * keys (docs/payments.md, "Isolation"). SQLite ignores it (its writers are serialised).
+ */
+export type TransactionOptions = RetryOptions & { isolation?: "readCommitted" };
+
+/** Transactions run again after a deadlock or lock wait timeout, since the process started (tests, diagnostics). */
+export const lockConflictRetries = { count: 0 };
 
 async function withRetries<T>(run: () => Promise<T>, opts: RetryOptions): Promise<T> {
 	const attempts = opts.attempts ?? 3;
@@ -116,7 +127,9 @@ async function withRetries<T>(run: () => Promise<T>, opts: RetryOptions): Promis
 		try {
 			return await run();
 		} catch (err) {
-			if (attempt >= attempts || !(isLockConflict(err) || opts.retryOn?.(err))) throw err;
+			const conflict = isLockConflict(err);
+			if (attempt >= attempts || !(conflict || opts.retryOn?.(err))) throw err;
+			if (conflict) lockConflictRetries.count++;
 		}
 	}
 }

@@ -255,7 +255,8 @@ export async function creditTransfer(app: App, broker: ServiceBroker, logger: Lo
 				const prior = await models.TransactionCredit.findOne({ where: { networkId: network.id, txHash: p.txHash, logIndex: p.logIndex }, transaction: t });
 				return applyLockedCredit(app, t, effects, rows, p, network, token, prior);
 			},
-			{ retryOn: isAccountRace },
+			// READ COMMITTED: lapseCheckouts' locking read of the link's pending checkouts takes no gap locks (docs/payments.md, Isolation).
+			{ retryOn: isAccountRace, isolation: "readCommitted" },
 		);
 	} catch (err) {
 		if (!isUniqueViolation(err, "transaction_credits")) throw err;
@@ -382,7 +383,8 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					for (const tx of txs.values()) if ((tx.intentId ?? null) !== intentOf.get(tx.id)) throw new BatchLockOrderMoved();
 					// The links' other pending checkouts, which a settling credit lapses (lapseCheckouts): locked
 					// after the transactions, as the single path locks them; no checkout opens meanwhile (the links are locked).
-					const siblings = ((await inSlices(linkIds, slice => selectRows(models.Transaction, { paymentLinkId: slice, status: "pending" }, t, { lock: true, orderBy: "id" }))) as unknown as Transaction[]).filter(s => !txs.has(s.id));
+					// Through the links' index: only these links' rows are passed (and, at READ COMMITTED, locked).
+					const siblings = ((await inSlices(linkIds, slice => selectRows(models.Transaction, { paymentLinkId: slice, status: "pending" }, t, { lock: true, orderBy: "id", index: "transactions_link_status" }))) as unknown as Transaction[]).filter(s => !txs.has(s.id));
 					const writes = new DeferredWrites();
 					writes.hold(models.PaymentIntent, intents.values() as never);
 					writes.hold(models.PaymentLink, links.values() as never);
@@ -436,7 +438,10 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					await writes.flush(t);
 					return { done, alone };
 				},
-				{ retryOn: isAccountRace },
+				// READ COMMITTED: the siblings' locking read above locks those rows and no gaps. Under REPEATABLE
+				// READ its next-key locks reach into the neighbouring links' entries of transactions_link_status,
+				// so two batches of interleaved links deadlocked on each other's status moves (docs/payments.md, Isolation).
+				{ retryOn: isAccountRace, isolation: "readCommitted" },
 			);
 		} catch (err) {
 			if (!(err instanceof BatchLockOrderMoved) || moved >= 3) throw err;

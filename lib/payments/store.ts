@@ -19,7 +19,7 @@ import type { App } from "../app";
 import { chainParamsFor, codecFor } from "../chains";
 import { loadOrCreateSeed, seedFingerprint } from "../chains/seed";
 import { digest } from "../crypto";
-import { inTransaction, isLockConflict } from "../db";
+import { inTransaction, isLockConflict, TransactionOptions } from "../db";
 import { badRequest } from "../errors";
 import { uuid } from "../ids";
 import type { NetworkView, TokenView } from "../networks/view";
@@ -114,7 +114,7 @@ export async function withPaymentLocked<T>(
 	app: App,
 	target: PaymentLockTarget,
 	fn: (t: DbTx, rows: LockedPayment) => Promise<T>,
-	opts: { attempts?: number; retryOn?: (err: unknown) => boolean } = {},
+	opts: TransactionOptions = {},
 ): Promise<T> {
 	const { models, sequelize } = app;
 	for (let moved = 0; ; moved++) {

@@ -5,6 +5,7 @@
  * single action would, a batch racing a single credit of the same transfer credits it once, and
  * a batch whose DB transaction fails is credited item by item.
  */
+import { lockConflictRetries } from "../../lib/db";
 import { TestNode } from "../helpers/harness";
 import { until } from "../helpers/until";
 import { createMerchant, IDS, intentBody, Merchant, setPrices, startPaymentsNode } from "../e2e/payments.helpers";
@@ -167,6 +168,40 @@ describe("credits and detections in batches", () => {
 				expect((await node.app.models.Transaction.findByPk(c.txId))!.amountReceived).toBe("0.5");
 			}
 		}
+	});
+
+	it("credits concurrent batches of interleaved links each once, with no deadlock to retry (READ COMMITTED: no gap locks)", async () => {
+		// Checkouts whose links interleave in transactions_link_status, each link with a second pending
+		// checkout (the sibling the settling credit lapses), dealt round-robin to three batches sent at once.
+		const cs: Array<Checkout & { siblingId: string }> = [];
+		for (let i = 0; i < 18; i++) {
+			const intent = await node.http("POST", "/payment_intents", { key: alice.sandboxKey, body: intentBody() });
+			expect(intent.status).toBe(200);
+			const slug = intent.body.paymentLink.link.split("/pay/")[1];
+			const sibling = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+			expect(sibling.status).toBe(201);
+			const tx = await node.http("POST", `/payments/links/${slug}/transactions`, { body: {} });
+			expect(tx.status).toBe(201);
+			cs.push({ intentId: intent.body.id, txId: tx.body.id, linkId: tx.body.paymentLinkId, depositAddress: tx.body.depositAddress, totalAmount: tx.body.totalAmount, siblingId: sibling.body.id });
+		}
+		cs.sort((a, b) => (a.linkId < b.linkId ? -1 : 1));
+		const items = cs.map(c => item(c));
+		const batches = [0, 1, 2].map(k => items.filter((_, i) => i % 3 === k));
+		const retriesBefore = lockConflictRetries.count;
+		const answers = await Promise.all(batches.map(b => creditBatch(b)));
+		expect(answers.flat().every(a => a.credited && !a.duplicate)).toBe(true);
+		expect(lockConflictRetries.count - retriesBefore).toBe(0);
+		const { Transaction, TransactionCredit } = node.app.models;
+		for (const c of cs) {
+			expect(await TransactionCredit.count({ where: { transactionId: c.txId } })).toBe(1);
+			expect((await Transaction.findByPk(c.txId))!.status).toBe("completed");
+			expect((await Transaction.findByPk(c.siblingId))!.status).toBe("expired");
+		}
+		// The same batches again, at once: every item a duplicate, nothing written twice.
+		const again = await Promise.all(batches.map(b => creditBatch(b)));
+		expect(again.flat().every(a => !a.credited && a.duplicate)).toBe(true);
+		for (const c of cs) expect(await TransactionCredit.count({ where: { transactionId: c.txId } })).toBe(1);
+		expect(lockConflictRetries.count - retriesBefore).toBe(0);
 	});
 
 	it("credits each item on its own when the batch's DB transaction fails", async () => {
