@@ -25,7 +25,8 @@
  *   rate = rows / (last credit - first transfer block seen).
  * Where the time goes: the runner's per-step phase timings (RunnerDeps.onStepTimings) and CPU
  * seconds of this process (node and driver), anvil and mysqld. BENCH_WATCHER_PROFILE=1 also takes
- * a V8 CPU profile of this process over the measured window.
+ * a V8 CPU profile of this process over the measured window (written to
+ * BENCH_WATCHER_PROFILE_OUT when set).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -215,6 +216,8 @@ async function main(): Promise<void> {
 		if (session) {
 			profile = ((await session.post("Profiler.stop")) as { profile: CpuProfile }).profile;
 			session.disconnect();
+			// For a closer look (e.g. Chrome DevTools, or callers of a function).
+			if (process.env.BENCH_WATCHER_PROFILE_OUT) fs.writeFileSync(process.env.BENCH_WATCHER_PROFILE_OUT, JSON.stringify(profile));
 		}
 		watching = false;
 		await watchBlocks;

@@ -308,12 +308,14 @@ class Values {
  * the way a read of the model gives them (its getters applied: money through normalizeDecimal,
  * JSON parsed; booleans as booleans, dates as Dates), without building model instances. `lock`:
  * SELECT ... FOR UPDATE on MySQL (SQLite's transactions are IMMEDIATE: writers run one at a time).
+ * `after`: also `column > value` (a keyset page, with `orderBy` the same column); `limit`: at most
+ * that many rows.
  */
 export async function selectRows<M extends Model>(
 	model: ModelStatic<M>,
 	where: Partial<Record<keyof Attributes<M> & string, Condition>>,
 	transaction: Transaction | undefined,
-	opts: { lock?: boolean; orderBy?: keyof Attributes<M> & string; index?: string } = {},
+	opts: { lock?: boolean; orderBy?: keyof Attributes<M> & string; index?: string; after?: [keyof Attributes<M> & string, number]; limit?: number } = {},
 ): Promise<Array<Attributes<M>>> {
 	const m = model as unknown as ModelStatic<Model>;
 	const plan = planOf(m);
@@ -330,8 +332,15 @@ export async function selectRows<M extends Model>(
 		} else if (value === null) conditions.push(`${field} IS NULL`);
 		else conditions.push(`${field} = ${values.mark(value)}`);
 	}
+	if (opts.after) {
+		const [name, value] = opts.after;
+		const field = plan.fieldOf.get(name);
+		if (field === undefined || !Number.isSafeInteger(value)) throw new Error(`selectRows(${model.name}): bad after on ${name}`);
+		conditions.push(`${field} > ${values.mark(value)}`);
+	}
 	if (conditions.length === 0) throw new Error(`selectRows(${model.name}): no condition`);
-	const order = opts.orderBy ? ` ORDER BY ${plan.fieldOf.get(opts.orderBy)} ASC` : "";
+	if (opts.limit !== undefined && !(Number.isSafeInteger(opts.limit) && opts.limit > 0)) throw new Error(`selectRows(${model.name}): bad limit`);
+	const order = (opts.orderBy ? ` ORDER BY ${plan.fieldOf.get(opts.orderBy)} ASC` : "") + (opts.limit !== undefined ? ` LIMIT ${opts.limit}` : "");
 	const lock = opts.lock && dialectOf(m) === "mysql" ? " FOR UPDATE" : "";
 	// `index` (MySQL): the locking read goes through that index whatever the optimizer estimates (a
 	// scan of PRIMARY, chosen for ORDER BY id on a small table, would wait on every row it passes).

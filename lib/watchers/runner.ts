@@ -17,12 +17,14 @@
  * Errors never stop the loop: an unreachable node is logged once, and once more when it is back.
  */
 import crypto from "node:crypto";
-import type { Sequelize } from "sequelize";
+import type { Attributes, Sequelize } from "sequelize";
 import { MEMPOOL_BLOCK_HASH, type BlockRef, type ChainSource, type ChainTransfer as SourceTransfer, type WatchedToken } from "../chains/source";
 import { isServiceUnavailable } from "../errors";
 import { fromBaseUnits, toBaseUnits } from "../money";
 import type { Models } from "../../models";
 import type { ChainTransfer, ChainTransferReported } from "../../models/chain.model";
+/** A stored transfer as pendingTransfers reads it (a plain row, no model instance). */
+type TransferRow = Attributes<ChainTransfer>;
 import { readNetworkCatalogue, type NetworkCatalogue } from "./catalogue";
 import { envSlug, type WatchersConfig } from "./config";
 import { appendRecent, commonAncestor, continuesChain } from "./reorg";
@@ -180,9 +182,9 @@ interface Ack {
 }
 
 type ReportPlan =
-	| { kind: "revert"; row: ChainTransfer; key: { networkId: string; txHash: string; logIndex: number; blockHash: string } }
-	| { kind: "detect"; row: ChainTransfer; mempool: boolean; item: DetectItem }
-	| { kind: "credit"; row: ChainTransfer; item: CreditItem };
+	| { kind: "revert"; row: TransferRow; key: { networkId: string; txHash: string; logIndex: number; blockHash: string } }
+	| { kind: "detect"; row: TransferRow; mempool: boolean; item: DetectItem }
+	| { kind: "credit"; row: TransferRow; item: CreditItem };
 
 /** `fn` over `items`, at most `width` at once, answers in order. */
 async function inChunks<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -832,7 +834,7 @@ export class NetworkWatcher {
 	 * credits in batch calls. What the payments side acknowledged (to be recorded); a failed call
 	 * or item acknowledges nothing (reported again at the next pass).
 	 */
-	private async reportPage(rows: readonly ChainTransfer[], head: BlockRef): Promise<Array<Ack | null>> {
+	private async reportPage(rows: readonly TransferRow[], head: BlockRef): Promise<Array<Ack | null>> {
 		const payments = this.payments;
 		const networkId = this.deps.network.id;
 		const plans = await inChunks(rows, REPORT_CONCURRENCY, row => this.planReport(row, head).catch(err => (this.onError(err), null)));
@@ -880,7 +882,7 @@ export class NetworkWatcher {
 	}
 
 	/** What one stored transfer is to be reported as (the per-row rules: finality, confirmations); null: nothing to report. */
-	private async planReport(row: ChainTransfer, head: BlockRef): Promise<ReportPlan | null> {
+	private async planReport(row: TransferRow, head: BlockRef): Promise<ReportPlan | null> {
 		// The freshest requirement, sent with every report: the core records and shows the one applied.
 		const required = this.catalogue.requiredConfirmations;
 		const key = { networkId: row.networkId, txHash: row.txHash, logIndex: row.logIndex, blockHash: row.blockHash };

@@ -5,9 +5,10 @@
  * a write after another watcher took over (a new, higher token) changes nothing and fails with
  * LeaseLostError, so two watchers never both record for one network.
  */
-import { Op, QueryOptions, Sequelize, Transaction, UniqueConstraintError } from "sequelize";
+import { Attributes, Op, QueryOptions, Sequelize, Transaction, UniqueConstraintError } from "sequelize";
 import { inTransaction } from "../db";
 import { toAmountString } from "../money";
+import { selectRows } from "../payments/rows";
 import type { Models } from "../../models";
 import type { ChainCursor, ChainTransfer, ChainTransferReported } from "../../models/chain.model";
 import { MEMPOOL_BLOCK_HASH } from "../chains/source";
@@ -273,9 +274,13 @@ export async function transfersByHash(models: Models, networkIds: string[], txHa
 	return models.ChainTransfer.findAll({ where: { networkId: networkIds, txHash: [...new Set([txHash, txHash.toLowerCase()])] }, order: [["id", "ASC"]], limit: 100 });
 }
 
-/** Transfers the payments side still has to hear about, oldest first. */
-export async function pendingTransfers(models: Models, networkId: string, limit: number, afterId = 0): Promise<ChainTransfer[]> {
-	return models.ChainTransfer.findAll({ where: { networkId, pending: true, id: { [Op.gt]: afterId } }, order: [["id", "ASC"]], limit });
+/**
+ * Transfers the payments side still has to hear about, oldest first: plain rows as a read of the
+ * model gives them (amount normalised by its getter), without a model instance per row (a burst
+ * reads thousands).
+ */
+export async function pendingTransfers(models: Models, networkId: string, limit: number, afterId = 0): Promise<Array<Attributes<ChainTransfer>>> {
+	return selectRows(models.ChainTransfer, { networkId, pending: true }, undefined, { after: ["id", afterId], orderBy: "id", limit });
 }
 
 /** Records what the payments side acknowledged (no fencing needed: reports are idempotent). */

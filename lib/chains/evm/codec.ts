@@ -2,9 +2,10 @@
  * EVM: BIP-44 m/44'/60'/0'/0/index (the path MetaMask and Ledger Live use), keys and EIP-55
  * checksums from ethers v6. Addresses do not encode the network: the same rules on every chain.
  */
-import { HDNodeWallet, ZeroAddress, getAddress } from "ethers";
+import { HDNodeWallet, ZeroAddress } from "ethers";
 import { assertIndex, assertSeed, cleanAddressInput } from "../hd";
 import type { ChainCodec } from "../types";
+import { checksumAddress } from "./checksum";
 
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
@@ -32,13 +33,9 @@ export const evmCodec: ChainCodec = {
 		const s = cleanAddressInput(address);
 		// The regex keeps out what getAddress would also accept: ICAP (XE...) and a missing 0x.
 		if (!s || !HEX_ADDRESS.test(s)) return null;
-		try {
-			// Single-case input has no checksum to check; mixed case must be a valid EIP-55 checksum.
-			const checksummed = getAddress(s);
-			// The zero address burns whatever is sent to it.
-			return checksummed === ZeroAddress ? null : checksummed;
-		} catch {
-			return null;
-		}
+		// Single-case input has no checksum to check; mixed case must be a valid EIP-55 checksum.
+		const checksummed = checksumAddress(s);
+		// The zero address burns whatever is sent to it.
+		return checksummed === ZeroAddress ? null : checksummed;
 	},
 };

@@ -41,6 +41,7 @@
  */
 import { backOff } from "exponential-backoff";
 import { getAddress, id as keccakId } from "ethers";
+import { checksumAddress } from "./checksum";
 import { redactUrlsIn } from "../../watchers/config";
 import { createEvmProvider } from "./rpc";
 import { NATIVE_INDEX_OFFSET, type BlockRef, type ChainSource, type ChainTransfer, type TransferQuery, type WatchedToken } from "../source";
@@ -274,8 +275,8 @@ function watchedMatcher(addresses: ReadonlySet<string>): (raw: string) => string
 		const lower = raw.toLowerCase();
 		let hit = memo.get(lower);
 		if (hit === undefined) {
-			const checksummed = getAddress(lower);
-			hit = addresses.has(checksummed) ? checksummed : null;
+			const checksummed = checksumAddress(lower);
+			hit = checksummed !== null && addresses.has(checksummed) ? checksummed : null;
 			memo.set(lower, hit);
 		}
 		return hit;

@@ -6,7 +6,7 @@
  */
 import crypto from "node:crypto";
 import { QueryTypes } from "sequelize";
-import { acquireLease, commitRange, ensureCursor, recordReconciled, syncMempool, type Lease, type NewTransfer } from "../../../lib/watchers/store";
+import { acquireLease, commitRange, ensureCursor, markReported, pendingTransfers, recordReconciled, syncMempool, type Lease, type NewTransfer } from "../../../lib/watchers/store";
 import { MEMPOOL_BLOCK_HASH } from "../../../lib/chains/source";
 import { startNode, TestNode } from "../../helpers/harness";
 
@@ -101,6 +101,28 @@ describe("watcher store: raw insert of chain transfers", () => {
 			});
 			expect(r.createdAt.getTime()).toBe(now.getTime());
 		}
+	});
+
+	it("pendingTransfers reads plain rows as findAll read them, pending only, paged by id after afterId with a limit", async () => {
+		const { models, sequelize } = node.app;
+		const net = crypto.randomUUID();
+		const lease = await leaderOf(net);
+		const now = new Date("2026-11-26T08:00:00.123Z");
+		await commitRange(sequelize, models, lease, { number: 20, hash: "0xb20", recent: [[20, "0xb20"]] }, transfers(net, 20, "0xb20"), now);
+		const all = await models.ChainTransfer.findAll({ where: { networkId: net }, order: [["id", "ASC"]] });
+		expect(all).toHaveLength(AMOUNTS.length);
+		// One no longer pending: never read.
+		await markReported(models, [all[1].id], "credited", false, 1, now);
+		const pending = all.filter((_, i) => i !== 1).map(r => r.get({ plain: true }));
+		const first = await pendingTransfers(models, net, 3);
+		expect(first).toEqual(pending.slice(0, 3));
+		expect(first.every(r => !(r instanceof models.ChainTransfer))).toBe(true);
+		expect(first[0].amount).toBe(AMOUNTS[0]);
+		expect(typeof first[0].blockNumber).toBe("number");
+		expect(first[0].pending).toBe(true);
+		expect(await pendingTransfers(models, net, 100, first[2].id)).toEqual(pending.slice(3));
+		expect(await pendingTransfers(models, net, 100, all[all.length - 1].id)).toEqual([]);
+		expect(await pendingTransfers(models, crypto.randomUUID(), 100)).toEqual([]);
 	});
 
 	it("skips a transfer stored before and stores the new ones of the range (commitRange, recordReconciled, syncMempool)", async () => {
