@@ -282,6 +282,20 @@ function dialectOf(model: ModelStatic<Model>): string {
 	return (model.sequelize as Sequelize).getDialect();
 }
 
+/** MySQL's escape of a string needs no change without one of these (Sequelize's sql-string.js escapes exactly these). */
+const NEEDS_ESCAPE = /[\0\n\r\b\t\\'"\x1a]/;
+
+/**
+ * A value written into a MySQL statement: what sequelize.escape writes, directly for the common
+ * cases (a number; a string with nothing to escape: ids, hashes, amounts, addresses), which a
+ * batch of 200 credits writes thousands of; anything else through sequelize.escape.
+ */
+export function inlineValue(sequelize: Sequelize, value: unknown): string {
+	if (typeof value === "string" && !NEEDS_ESCAPE.test(value)) return `'${value}'`;
+	if (typeof value === "number") return String(value);
+	return sequelize.escape(value as string);
+}
+
 /**
  * The values of one multi-row statement. SQLite: bound (`$n`). MySQL: written into the text,
  * escaped by the dialect's escape (which carries every string, NUL included, as \0): a statement
@@ -295,7 +309,7 @@ class Values {
 		this.inline = sequelize.getDialect() === "mysql";
 	}
 	mark(value: unknown): string {
-		if (this.inline) return this.sequelize.escape(value as string);
+		if (this.inline) return inlineValue(this.sequelize, value);
 		return `$${this.bound.push(value)}`;
 	}
 	get options(): { bind?: unknown[] } {

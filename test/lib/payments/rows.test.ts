@@ -6,8 +6,8 @@
  * updateRows what each row's save writes.
  */
 import crypto from "node:crypto";
-import { QueryTypes } from "sequelize";
-import { insertRow, insertRows, selectOne, selectRow, selectRows, updateRows } from "../../../lib/payments/rows";
+import { QueryTypes, Sequelize } from "sequelize";
+import { inlineValue, insertRow, insertRows, selectOne, selectRow, selectRows, updateRows } from "../../../lib/payments/rows";
 import { startNode, TestNode } from "../../helpers/harness";
 
 describe("lib/payments/rows", () => {
@@ -199,6 +199,19 @@ describe("lib/payments/rows", () => {
 		// Many reads at once hand every pooled connection back (more than the pool holds).
 		const many = await Promise.all(Array.from({ length: 60 }, () => selectRow(models.PaymentIntent, { id, organizationId: org })));
 		expect(many.every(r => r?.id === id)).toBe(true);
+	});
+
+	it("inlineValue writes what sequelize.escape writes on MySQL, every special character included", async () => {
+		// A MySQL Sequelize that never connects (escape needs no connection).
+		const mysql = new Sequelize({ dialect: "mysql", logging: false, timezone: "+00:00" });
+		const specials = ["\0", "\n", "\r", "\b", "\t", "\\", "'", '"', "\x1a"];
+		const values: unknown[] = [
+			"", "abc", crypto.randomUUID(), "0xAbC0000000000000000000000000000000000001", "12.5", "reconcile:0xabc:12", "é ü 中", "%_?$1", "--", "/* */", ";",
+			...specials, ...specials.map(c => `a${c}b`), specials.join(""),
+			0, 1, -1, 1.5, 123456789012, Number.MAX_SAFE_INTEGER, true, false, null, new Date("2026-11-26T21:00:00.123Z"),
+		];
+		for (const v of values) expect(inlineValue(mysql, v)).toBe(mysql.escape(v as string));
+		await mysql.close();
 	});
 
 	it("selectRows reads plain rows as findAll reads them: money, JSON, booleans and dates through the same getters", async () => {
