@@ -149,9 +149,18 @@ const FilesService: ServiceSchema & { merged(this: Service, schema: ServiceSchem
 				const target = path.join(config.dataDir, relative);
 				await fs.promises.mkdir(dir, { recursive: true });
 				const guard = new UploadGuard(config.upload.maxBytes, mimeType);
+				// Opened before the pipeline starts: a write stream opens its file asynchronously, and one
+				// refused at once could create the file after the clean-up below had run. "wx": never
+				// overwrite; 0o640: not world-readable.
+				let file: fs.promises.FileHandle;
 				try {
-					// "wx": never overwrite; 0o640: not world-readable.
-					await pipeline(stream, guard, fs.createWriteStream(target, { flags: "wx", mode: 0o640 }));
+					file = await fs.promises.open(target, "wx", 0o640);
+				} catch (err) {
+					stream.resume();
+					throw err;
+				}
+				try {
+					await pipeline(stream, guard, file.createWriteStream());
 					const now = clock.now();
 					const row = await models.FileRecord.create({
 						id,
@@ -173,6 +182,7 @@ const FilesService: ServiceSchema & { merged(this: Service, schema: ServiceSchem
 						createdAt: new Date(row.createdAt).toISOString(),
 					};
 				} catch (err) {
+					await file.close().catch(() => undefined);
 					await fs.promises.rm(target, { force: true }).catch(() => undefined);
 					stream.resume();
 					// busboy's own size error (when the hook above did not run) is the same client error.

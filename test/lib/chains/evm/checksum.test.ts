@@ -14,12 +14,18 @@ function reference(hex: string): string | null {
 	}
 }
 
-/** A variant of `hex` with one letter's case flipped (an invalid checksum), or null without letters. */
+/**
+ * A variant of `hex` with one letter's case flipped that is still mixed case (so an invalid checksum,
+ * not an all-lower or all-upper address, which carries none), or null if no letter gives one.
+ */
 function flipped(hex: string): string | null {
-	const i = [...hex].findIndex((c, j) => j > 1 && /[a-fA-F]/.test(c));
-	if (i < 0) return null;
-	const c = hex[i];
-	return hex.slice(0, i) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + hex.slice(i + 1);
+	for (let i = 2; i < hex.length; i++) {
+		const c = hex[i];
+		if (!/[a-fA-F]/.test(c)) continue;
+		const variant = hex.slice(0, i) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + hex.slice(i + 1);
+		if (/[a-f]/.test(variant.slice(2)) && /[A-F]/.test(variant.slice(2))) return variant;
+	}
+	return null;
 }
 
 describe("EVM checksum memo", () => {
