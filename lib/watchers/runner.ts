@@ -438,16 +438,25 @@ export class NetworkWatcher {
 		this.status.leader = true;
 		logger.info(`Watcher ${owner} leads network ${network.slug} (lease token ${lease.token})`);
 		this.deps.onLead?.();
+		// Renewed on its own timer, beside the steps (never behind one). One renewal at a time: on a
+		// busy machine one can wait (for a pooled connection, the SQLite writer queue, the event loop)
+		// past the next tick, and a late one must not write an older leaseUntil over a newer one. A
+		// renewal that comes after the expiry still holds the lease if nobody took it (renewLease).
+		let renewing = false;
 		this.renewTimer = setInterval(() => {
 			const held = this.lease;
-			if (!held) return;
+			if (!held || renewing) return;
+			renewing = true;
 			const at = Date.now();
 			renewLease(models, held, config.leaseMs, at)
 				.then(ok => {
 					if (ok && this.lease === held) this.leaseUntil = at + config.leaseMs;
 					if (!ok && this.lease === held) this.loseLease();
 				})
-				.catch(() => undefined);
+				.catch(() => undefined)
+				.finally(() => {
+					renewing = false;
+				});
 		}, Math.max(200, Math.floor(config.leaseMs / 3)));
 	}
 

@@ -67,11 +67,17 @@ export async function acquireLease(models: Models, networkId: string, owner: str
 	return { networkId, owner, token: row.leaseToken };
 }
 
-/** Extends the lease while it is still held with this token; false: it was lost. */
+/**
+ * Extends the lease while it is still held with this token; false: it was lost (taken by another
+ * owner, or released). A lease that ran out but that nobody took since is still this holder's:
+ * every take bumps the token, so an unchanged token proves no other holder wrote in between (the
+ * fence). Its holder may then have been starved past the expiry (a busy machine, a long start-up,
+ * a queue of writes ahead of the renewal); it keeps the lease instead of dropping and retaking it.
+ */
 export async function renewLease(models: Models, lease: Lease, leaseMs: number, nowMs: number): Promise<boolean> {
 	const [n] = await models.ChainCursor.update(
 		{ leaseUntil: new Date(nowMs + leaseMs) },
-		{ where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token, leaseUntil: { [Op.gte]: new Date(nowMs) } } },
+		{ where: { networkId: lease.networkId, leaseOwner: lease.owner, leaseToken: lease.token } },
 	);
 	return n === 1;
 }

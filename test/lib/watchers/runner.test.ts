@@ -1,17 +1,19 @@
 /**
  * NetworkWatcher against a scripted chain source and a real database (a node's): where the
- * cursor of a network never read before starts; a fair-share hand-over between two watchers.
+ * cursor of a network never read before starts; a fair-share hand-over between two watchers; a
+ * leader starved past its lease's expiry keeps the lease nobody took.
  */
 import { networkIdFor } from "../../../lib/networks/catalogue";
 import type { BlockRef, ChainSource } from "../../../lib/chains/source";
 import { watchersConfigFromEnv } from "../../../lib/watchers/config";
 import { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
-import { acquireLease, ensureCursor, releaseLease } from "../../../lib/watchers/store";
+import { acquireLease, ensureCursor, releaseLease, renewLease } from "../../../lib/watchers/store";
 import { startNode, TestNode } from "../../helpers/harness";
 import { until } from "../../helpers/until";
 
 const NET = networkIdFor("anvil-local");
 const OTHER = networkIdFor("base-sepolia");
+const STARVED = networkIdFor("ethereum-sepolia");
 
 /** A chain at `before` until `advanced()` says otherwise, then at `after` (blocks mined meanwhile). */
 function scriptedSource(before: number, after: number, advanced: () => Promise<boolean>): ChainSource {
@@ -163,5 +165,68 @@ describe("a fair-share hand-over between two watchers of one network", () => {
 		// Released without a time (a sweeper's graceful stop): anyone at once.
 		await releaseLease(models, { networkId: OTHER, owner: "y:1:b", token: held.token + 1 });
 		expect(await acquireLease(models, OTHER, "z:1:c", 60_000, Date.now(), 3_000)).toMatchObject({ owner: "z:1:c" });
+	});
+});
+
+/**
+ * A busy machine (a process starting up, both cores taken) can hold a leader's event loop, or its
+ * renewal's query, past the lease's expiry. The fencing token says whether anyone took the lease
+ * meanwhile: nobody did, so the renewal holds it (no loss, no new token, no hand-over to itself);
+ * somebody did, so it is lost.
+ */
+describe("a leader starved past its lease's expiry", () => {
+	/** Holds the event loop, as a long synchronous piece of start-up work or a starved process does. */
+	const hold = (ms: number) => {
+		const end = Date.now() + ms;
+		while (Date.now() < end);
+	};
+
+	it("renewLease: an expired lease nobody took is renewed with its token; one taken since is not", async () => {
+		const models = node.app.models;
+		await ensureCursor(models, STARVED, "evm", new Date());
+		const long = Date.now() - 10_000;
+		const held = (await acquireLease(models, STARVED, "s:1:a", 1_000, long))!;
+		// Ran out 9 s ago; untaken: still this holder's.
+		expect(await renewLease(models, held, 1_000, Date.now())).toBe(true);
+		expect((await models.ChainCursor.findByPk(STARVED))!.leaseToken).toBe(held.token);
+		// Taken by another once expired again (a new token): the old holder's renewal is refused.
+		const taken = (await acquireLease(models, STARVED, "s:1:b", 60_000, Date.now() + 5_000))!;
+		expect(taken).toMatchObject({ owner: "s:1:b", token: held.token + 1 });
+		expect(await renewLease(models, held, 1_000, Date.now() + 5_000)).toBe(false);
+		await releaseLease(models, taken);
+	});
+
+	it("keeps leading with the same token when its event loop was held longer than the lease", async () => {
+		const logs: string[] = [];
+		const logger = { info: (m: unknown) => logs.push(String(m)), warn: (m: unknown) => logs.push(String(m)), error: (m: unknown) => logs.push(String(m)) };
+		const runner = new NetworkWatcher({
+			sequelize: node.app.sequelize,
+			models: node.app.models,
+			source: scriptedSource(10, 10, async () => false),
+			network: { id: STARVED, slug: "ethereum-sepolia", chainType: "evm", requiredConfirmations: 1, tokens: [] },
+			payments,
+			config: { ...watchersConfigFromEnv({}), pollMs: 20, leaseMs: 1_000 },
+			logger,
+			now: () => new Date(),
+			owner: "starved:1:x",
+		});
+		const row = () => node.app.models.ChainCursor.findByPk(STARVED);
+		runner.start();
+		try {
+			await until("the watcher leads with a started cursor", async () => runner.handOverReady && (await row())?.blockNumber === 10);
+			const token = (await row())!.leaseToken;
+			// Longer than the lease: any renewal begun before the hold wrote leaseUntil at most 1 s after
+			// its start, so the stored lease has run out when the renewal timer next fires.
+			hold(1_600);
+			// The late renewal holds it again: the stored lease runs ahead of the clock, same token.
+			await until("the lease renewed after the hold", async () => ((await row())?.leaseUntil?.getTime() ?? 0) > Date.now());
+			const after = (await row())!;
+			expect(after.leaseOwner).toBe("starved:1:x");
+			expect(after.leaseToken).toBe(token);
+			expect(runner.status.leader).toBe(true);
+			expect(logs.filter(l => /lost the lease/.test(l))).toEqual([]);
+		} finally {
+			await runner.stop();
+		}
 	});
 });
