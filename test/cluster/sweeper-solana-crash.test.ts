@@ -80,5 +80,5 @@ describeMysql("Solana sweeper process killed -9 between sending and recording th
 		expect(await sol.balance(new PublicKey(destination), "finalized")).toBe(400_000_000n - FEE);
 		const ledger = (await node.broker.call("withdrawals.balance", { organizationId: user.sandbox.id, networkId: NET, tokenId: SOL })) as { balance: string };
 		expect(money(ledger.balance).isZero()).toBe(true);
-	}, 240_000);
+	}, 300_000);
 });

@@ -140,5 +140,5 @@ describeMysql("TON sweeper process killed -9 between sending and recording the o
 		expect((await tonLedger(node, merchant.user.live.id, USDT_TOKEN)).isZero()).toBe(true);
 		const entries = await node.app.models.LedgerEntry.findAll({ where: { organizationId: merchant.user.live.id, networkId: TON_NET, tokenId: USDT_TOKEN } });
 		expect(entries.map(e => [e.kind, e.amount]).sort()).toEqual([["credit", "12.5"], ["sweep", "-12.5"]]);
-	}, 240_000);
+	}, 300_000);
 });

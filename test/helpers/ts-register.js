@@ -7,7 +7,7 @@
  * Transpiled output is cached on disk by content (the file's path and text, TypeScript's version,
  * the options): every child process would otherwise transpile some 200 files again, seconds of
  * CPU per process start, which on a busy machine ate the bounds of tests that start several
- * processes (docs/testing.md). A changed source is a new key; entries are written whole
+ * processes (docs/conventions.md "Tests"). A changed source is a new key; entries are written whole
  * (a temporary file renamed), so parallel processes never read half of one.
  */
 const crypto = require("node:crypto");

@@ -82,5 +82,5 @@ describe("gateway start-up", () => {
 			release();
 			await (node ?? (await starting.catch(() => null)))?.stop();
 		}
-	}, 120_000);
+	}, 180_000);
 });

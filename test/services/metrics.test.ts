@@ -331,5 +331,5 @@ describe("watcher and sweeper metrics on a real anvil node", () => {
 		const after = await scrape(port);
 		expect(after.series("watcher_head", labels)).toHaveLength(0);
 		expect(after.series("watcher_lag", labels)).toHaveLength(0);
-	});
+	}, 200_000);
 });

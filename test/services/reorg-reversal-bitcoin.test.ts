@@ -98,5 +98,5 @@ describe("a credit orphaned by a deep reorg on litecoind -regtest", () => {
 		await until("recredited webhook", async () => hooks(c.intentId, "payment_intent.recredited").length === 1);
 		expect(hooks(c.intentId, "payment_intent.reversed")).toHaveLength(1);
 		expect(reversedCount()).toBe(1);
-	});
+	}, 170_000);
 });

@@ -127,7 +127,7 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 		await until("webhooks settled", async () => ((await node.broker.call("webhooks.support.outbox")) as { outbox: { unpublished: number } }).outbox.unpublished === 0);
 		expect(hooks(c.intentId, "payment_intent.reversed")).toHaveLength(1);
 		expect(reversedCount()).toBe(before + 1);
-	});
+	}, 150_000);
 
 	it("credits the transfer again when it is mined again: the ledger equals the chain", async () => {
 		const { orgId, key } = await merchant();
@@ -166,7 +166,7 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 		expect(recreditedCount()).toBe(recreditedBefore + 1);
 		const credits = await node.app.models.TransactionCredit.findAll({ where: { transactionId: c.txId } });
 		expect(credits.map(r => [r.amount, r.reversals, r.reversedAt])).toEqual([["2", 1, null]]);
-	});
+	}, 130_000);
 
 	it("takes out of the ledger only what was in it: a transfer that arrived after the ledger credit is reversed on the checkout alone", async () => {
 		const { orgId, key } = await merchant();
@@ -190,7 +190,7 @@ describe("a credit orphaned by a reorg deeper than the required confirmations (a
 		expect(await entries(orgId)).toEqual([["credit", "1"]]);
 		const onChain = (await (token.connect(anvil.provider) as Contract).balanceOf(c.address)) as bigint;
 		expect(parseUnits((await balance(orgId)).balance, 6)).toBe(onChain);
-	});
+	}, 110_000);
 
 	it("a revert of the old block heard after the credit from the new block reverses nothing", async () => {
 		const { orgId, key } = await merchant();

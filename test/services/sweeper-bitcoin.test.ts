@@ -98,7 +98,7 @@ describe("UTXO sweeper on a real litecoind -regtest", () => {
 		// Swept once: later steps plan nothing.
 		await new Promise(r => setTimeout(r, 800));
 		expect(await node.app.models.Sweep.count()).toBe(sweeps.length);
-	});
+	}, 160_000);
 
 	it("confirms a sweep once from its own transaction after the destination spent its output; the ledger equals the node", async () => {
 		// (The settings saved above stay: the merchant's destination is a wallet address of this node.)

@@ -93,7 +93,7 @@ describe("EVM sweeper: a contract destination that needs more than 21,000 gas", 
 		expect(await node.app.models.Sweep.count({ where: { fromAddress: c.address, status: "failed" } })).toBe(0);
 		const left = await anvil.provider.getBalance(c.address);
 		await until("ledger equals the chain", async () => money((await ledger(node, user.sandbox.id, ETH)).balance).eq(money(formatEther(left))), 30_000);
-	});
+	}, 120_000);
 
 	it("pays an ETH withdrawal request to it; the ledger equals the deposit's balance", async () => {
 		const other: UserWithToken = await createUserWithToken(node);
@@ -107,7 +107,7 @@ describe("EVM sweeper: a contract destination that needs more than 21,000 gas", 
 		expect(await requestTo.count()).toBe(1n);
 		const left = await anvil.provider.getBalance(c.address);
 		await until("ledger equals the chain", async () => money((await ledger(node, other.sandbox.id, ETH)).balance).eq(money(formatEther(left))), 30_000);
-	});
+	}, 150_000);
 });
 
 describe("EVM sweeper: a destination that always reverts", () => {
@@ -256,5 +256,5 @@ describe("EVM sweeper: a token batch with a blacklisted deposit", () => {
 		let onChain = 0n;
 		for (const d of deposits) onChain += (await token.balanceOf(d)) as bigint;
 		await until("ledger equals the chain", async () => money((await ledger(node, user.sandbox.id, USDC)).balance).eq(money(formatUnits(onChain, 6))), 30_000);
-	}, 240_000);
+	}, 300_000);
 });

@@ -93,7 +93,7 @@ describe("EVM sweeper on a real anvil node", () => {
 		await until("ledger written", async () => money(await ledger(ETH)).lt(money("0.5")));
 		expect(money(await ledger(ETH)).eq(money(formatUnits(left, 18)))).toBe(true);
 		expect(sweep.txHash).toMatch(/^0x[0-9a-f]{64}$/);
-	});
+	}, 140_000);
 
 	it("sweeps 20 ERC-20 deposits in one EIP-7702 transaction; chain balances match the ledger", async () => {
 		const payer = token.connect(anvil.accounts[1]) as Contract;
@@ -107,7 +107,7 @@ describe("EVM sweeper on a real anvil node", () => {
 		for (const c of checkouts) expect((await token.balanceOf(c.address)) as bigint).toBe(0n);
 		await until("ledger at zero", async () => money(await ledger(USDC)).isZero());
 		console.log(`sweeper: 20 ERC-20 deposits in one EIP-7702 transaction, ${BigInt(sweep.gasUsed!) / 20n} gas per address (authorizations included)`);
-	});
+	}, 140_000);
 
 	it("pays a merchant's withdrawal requests (no settings: funds wait at the deposits) with their exact amounts", async () => {
 		const other = await createUserWithToken(node);
@@ -144,7 +144,7 @@ describe("EVM sweeper on a real anvil node", () => {
 		// 0.5 - 0.3 - the send's gas = what the deposit still holds on chain.
 		const eth = money(await available(ETH));
 		expect(eth.lt(money("0.2")) && eth.gt(money("0.19"))).toBe(true);
-	});
+	}, 180_000);
 });
 
 describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
@@ -182,7 +182,7 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		expect((await token.balanceOf(c.address)) as bigint).toBe(0n);
 		await until("ledger at zero", async () => money(await balanceOf(USDC)).isZero());
 		expect(await node.app.models.Sweep.count({ where: { kind: "batch7702" } })).toBe(0);
-	});
+	}, 110_000);
 
 	it("replaces a sweep stuck in the mempool with higher fees (same nonce), and moves the funds once", async () => {
 		const c = await checkout("0.8", ETH, "eth");
@@ -213,7 +213,7 @@ describe("EVM sweeper on a network without EIP-7702, and a stuck sweep", () => {
 		await anvil.setAutomine(true);
 		const left = await anvil.provider.getBalance(c.address);
 		await until("ledger written", async () => money(await balanceOf(ETH)).eq(money(formatUnits(left, 18))));
-	});
+	}, 140_000);
 });
 
 describe("EVM sweeper lease", () => {
@@ -316,5 +316,5 @@ describe("EVM sweeper, strategy 2: a bridged payment goes through the bridge pro
 		expect((await anvil.provider.getBalance(bridgeDeposit)).toString()).toBe(quotes[0].amount);
 		expect(done).toMatchObject({ kind: "native", status: "confirmed", toAddress: bridgeDeposit, bridgeQuoteId: "q1", bridgeTxHash: "0x" + "ab".repeat(32) });
 		expect(await anvil.provider.getBalance(merchantAddress)).toBe(0n);
-	});
+	}, 120_000);
 });

@@ -47,7 +47,7 @@ describe("sweeper-ton service", () => {
 		const address = walletAddress(Buffer.from(SEED_HEX, "hex"), "v5r1");
 		await until("sweeper wallet logged", async () => logs.some(l => l.text.includes(address)), 30_000);
 		expect(logs.some(l => l.text.includes(SEED_HEX))).toBe(false);
-	});
+	}, 120_000);
 
 	it("support.clearHold lifts a deposit's hold (kept by its raw address) given the address in any TON form; status lists it until then", async () => {
 		const [net] = (await node.broker.call("sweeper-ton.status")) as Array<{ networkId: string; slug: string }>;

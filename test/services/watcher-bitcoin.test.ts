@@ -89,7 +89,7 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 		const hook = receiver.received.find(h => h.json?.data?.object?.id === c.intentId)!;
 		expect(hook.headers["x-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/);
 		expect((await credits(c.txId)).map(r => [r.txHash, r.amount])).toEqual([[txid, "0.5"]]);
-	});
+	}, 110_000);
 
 	it("credits two outputs of one transaction as two payments, a partial payment topped up, and an over-payment", async () => {
 		const c = await checkout("0.2");
@@ -119,7 +119,7 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 			return tx.status === "completed" ? tx : null;
 		});
 		expect(over).toMatchObject({ amountReceived: "0.07654321", overpaidAmount: "0.02654321" });
-	});
+	}, 110_000);
 
 	it("reverts the block sighting of a payment a reorg removes (invalidateblock + blocks without it): unconfirmed again, credited once when mined", async () => {
 		const c = await checkout("0.4");

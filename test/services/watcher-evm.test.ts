@@ -93,7 +93,7 @@ describe("EVM watcher on a real anvil node", () => {
 		const hook = receiver.received.find(h => h.json?.data?.object?.id === c.intentId)!;
 		expect(hook.headers["x-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/);
 		expect((await credits(c.txId)).map(r => [r.txHash, r.amount, r.confirmations])).toEqual([[hash, "0.5", REQUIRED]]);
-	});
+	}, 110_000);
 
 	it("credits an ERC-20 payment, a partial payment topped up, and an over-payment", async () => {
 		const a = await checkout("25", USDC, "usdc");

@@ -95,7 +95,7 @@ describe("Polkadot watcher on the chopsticks Asset Hub node", () => {
 		expect(hook.headers["x-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/);
 		expect(await credits(c.txId)).toEqual([[block.hash, await eventIndex(block.hash, "balances", "Transfer", c.address), "0.5"]]);
 		await dot.finalize();
-	});
+	}, 390_000);
 
 	it("credits USDT (asset 1984) transferred and issued, and never an asset of another id", async () => {
 		const other = { ...USDT, id: 7777, name: "Not Tether", symbol: "USDt" };
@@ -120,7 +120,7 @@ describe("Polkadot watcher on the chopsticks Asset Hub node", () => {
 			[minted.hash, await eventIndex(minted.hash, "assets", "Issued", c.address, USDT.id), "0.5"],
 			[block.hash, await eventIndex(block.hash, "assets", "Transferred", c.address, USDT.id), "1.5"],
 		]);
-	});
+	}, 390_000);
 
 	it("credits a teleport from the relay chain (XCM, Balances.Deposit in the inherent that runs downward messages) once, at finality", async () => {
 		const c = await checkout("1");
@@ -166,7 +166,7 @@ describe("Polkadot watcher on the chopsticks Asset Hub node", () => {
 			return tx.status === "completed" ? tx : null;
 		}, 120_000);
 		expect(over.amountReceived).toBe("0.3765");
-	});
+	}, 390_000);
 
 	it("credits nothing from a failed extrinsic", async () => {
 		const c = await checkout("1", USDT_TOKEN, "usdt");
@@ -204,5 +204,5 @@ describe("Polkadot watcher on the chopsticks Asset Hub node", () => {
 		await cursorAt(after.number);
 		expect(await getTx(c.txId)).toMatchObject({ amountReceived: "0", status: "pending" });
 		expect(await credits(c.txId)).toEqual([]);
-	});
+	}, 270_000);
 });

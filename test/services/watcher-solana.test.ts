@@ -87,7 +87,7 @@ describe("Solana watcher on the litesvm-backed test node", () => {
 		const hook = receiver.received.find(h => h.json?.data?.object?.id === c.intentId)!;
 		expect(hook.headers["x-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/);
 		expect((await credits(c.txId)).map(r => [r.txHash, r.amount])).toEqual([[sig, "0.5"]]);
-	});
+	}, 110_000);
 
 	it("credits USDC of the catalogue's mint at finalized, and never a token of another mint", async () => {
 		const c = await checkout("2", USDC, "usdc");
@@ -139,7 +139,7 @@ describe("Solana watcher on the litesvm-backed test node", () => {
 		const [cx, cy] = [await credits(x.txId), await credits(y.txId)];
 		expect([cx.map(r => [r.txHash, r.amount]), cy.map(r => [r.txHash, r.amount])]).toEqual([[[both, "0.1"]], [[both, "0.2"]]]);
 		expect(cx[0].logIndex).not.toBe(cy[0].logIndex);
-	});
+	}, 110_000);
 
 	it("credits nothing from a failed transaction", async () => {
 		const c = await checkout("1");

@@ -66,5 +66,5 @@ describe("TON watcher: a replaced masterchain block before the required confirma
 		await ton.seal();
 		await until("completed", async () => (await getTx(c.txId)).status === "completed");
 		expect((await credits(c.txId)).map(r => r.amount)).toEqual(["0.4"]);
-	});
+	}, 130_000);
 });

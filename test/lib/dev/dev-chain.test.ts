@@ -99,7 +99,7 @@ describe("dev:chain --port and pay --rpc-url", () => {
 
 		started.child.kill("SIGTERM");
 		expect(await started.exited).toBe(0);
-	});
+	}, 150_000);
 
 	it("refuses bad arguments with the usage", async () => {
 		for (const [args, message] of [

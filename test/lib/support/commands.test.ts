@@ -305,7 +305,7 @@ describe("support commands on a cluster (core node + REPL-only node over NATS)",
 		// The first payment's transfer was read again, not stored twice.
 		expect(await core.app.models.ChainTransfer.count({ where: { txHash: payHash } })).toBe(1);
 		await until("caught up again", async () => (await watcherStatus())?.cursor === head + 1 && (await watcherStatus())?.leader === true);
-	});
+	}, 120_000);
 
 	it("never prints a secret", () => {
 		expect(outputs.length).toBeGreaterThan(10);

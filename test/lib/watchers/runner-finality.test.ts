@@ -133,5 +133,5 @@ describe("a network watcher on a chain with finality (Solana's shape)", () => {
 			await runner.stop();
 		}
 		expect(calls.filter(c => c.kind === "credit").map(c => c.txHash)).toEqual(["sigA"]);
-	}, 120_000);
+	}, 170_000);
 });

@@ -192,7 +192,7 @@ describe("a network watcher reading one range ahead", () => {
 		expect(steps.find(s => s.fromBlock === 15)?.readAhead).toBe(false);
 		expect(steps.filter(s => s.fromBlock > 15 && s.readAhead).length).toBeGreaterThan(0);
 		expect((await rows()).map(r => [r.txHash, r.blockHash, r.status])).toEqual([["tx-1", "h17", "active"]]);
-	}, 120_000);
+	}, 180_000);
 
 	it("sees a deposit address opened while it runs, in the next block at the head and in a catch-up, though the address read is slow", async () => {
 		const src = new ScriptedChain();
@@ -219,5 +219,5 @@ describe("a network watcher reading one range ahead", () => {
 		}
 		expect((await rows()).map(r => r.txHash)).toEqual(["tx-head", "tx-burst-first", "tx-burst-last"]);
 		expect(steps.filter(s => s.readAhead).length).toBeGreaterThan(0);
-	}, 120_000);
+	}, 210_000);
 });
