@@ -21,6 +21,7 @@ import type { AuthMeta, AuthRequirement } from "../lib/meta";
 import { requestHeader as header, statusOf } from "../lib/http-request";
 import { verifyRecaptcha } from "../lib/recaptcha";
 import { OPENAPI_DOCUMENT } from "../lib/openapi/served";
+import { jsonBodyParser } from "../lib/json-body";
 import pkg from "../package.json";
 
 interface GatewayAlias {
@@ -176,22 +177,20 @@ const ApiService: GatewaySchema = {
 				mergeParams: true,
 				authentication: true,
 				authorization: true,
-				bodyParsers: {
-					json: {
-						// Any JSON value parses, so a non-object body gets a clear 400 from checkBody.
-						strict: false,
-						limit: "1mb",
-						// Compressed request bodies are refused (decompression costs CPU and hides sizes).
-						inflate: false,
-						// `__proto__` keys are dropped so a body can never swap the params' prototype.
-						reviver: (key: string, value: unknown) => (key === "__proto__" ? undefined : value),
-						// Signed requests (inbound webhooks) are verified over the exact bytes received.
+				// JSON bodies through lib/json-body.ts: body-parser's json (any JSON value parses, so a
+				// non-object body gets a clear 400 from checkBody; compressed bodies are refused, as
+				// decompression costs CPU and hides sizes; `__proto__` keys are dropped), with a short
+				// path for the plain request. Signed requests (inbound webhooks) are verified over the
+				// exact bytes received.
+				bodyParsers: { json: false, urlencoded: false },
+				use: [
+					jsonBodyParser({
+						limit: 1024 * 1024,
 						verify: (req: GatewayRequest, _res: ServerResponse, buf: Buffer) => {
 							if (req.headers["x-webhook-signature"] !== undefined) req.rawBody = buf;
 						},
-					},
-					urlencoded: false,
-				},
+					}),
+				],
 				callOptions: { timeout: 30_000 },
 				aliases: {
 					"GET /": "api.info",
