@@ -33,6 +33,7 @@ import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
 import { Session } from "node:inspector/promises";
+import mysql from "mysql2/promise";
 import { Contract, JsonRpcProvider, Network, Transaction, Wallet, getAddress, parseUnits } from "ethers";
 import { loadConfig } from "../lib/config";
 import { createNode } from "../lib/node";
@@ -196,6 +197,7 @@ async function main(): Promise<void> {
 		await sleep(100);
 
 		const pids = serverPids();
+		const tables0 = await tableStats(SETTINGS.mysqlUrl, dbName);
 		const cpu0 = { self: process.cpuUsage(), anvil: procCpuSeconds(anvil.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
 		let session: Session | null = null;
 		if (SETTINGS.profile) {
@@ -212,6 +214,7 @@ async function main(): Promise<void> {
 		const { ChainTransfer, TransactionCredit } = app.models;
 		await awaitCredits(app.models, total, sendStart, SETTINGS.creditTimeoutS, log);
 		const cpu1 = { self: process.cpuUsage(cpu0.self), anvil: procCpuSeconds(anvil.child.pid), mysqld: procCpuSeconds(pids.mysqld), wall: Date.now() };
+		const tables1 = await tableStats(SETTINGS.mysqlUrl, dbName);
 		let profile: CpuProfile | null = null;
 		if (session) {
 			profile = ((await session.post("Profiler.stop")) as { profile: CpuProfile }).profile;
@@ -270,10 +273,47 @@ async function main(): Promise<void> {
 		console.log(`    report, beside the loop (${sum.reported} transfers through transactions.detectBatch / creditBatch, up to 200 a call, 4 calls at once) ${ms(sum.report)} = ${((1000 * sum.report) / Math.max(1, sum.reported)).toFixed(0)} us/transfer; reconcile ${ms(sum.reconcile)}`);
 		console.log(`    detect path (head..commit) per transfer: ${((1000 * (sum.head + sum.addresses + sum.cursor + sum.blocks + sum.transfers + sum.commit)) / Math.max(1, sum.stored)).toFixed(0)} us`);
 		console.log(`  CPU over ${wall.toFixed(1)} s (2 cores = ${(2 * wall).toFixed(0)} core-s): ${cpuLine("this process (node + driver)", 0, selfCpu)}, ${cpuLine("anvil", cpu0.anvil, cpu1.anvil)}, ${cpuLine("mysqld", cpu0.mysqld, cpu1.mysqld)}`);
+		if (tables0 && tables1) console.log(`  MariaDB rows per transfer over the window (userstat: read / changed / index entries changed):\n${tableLines(tables0, tables1, total)}`);
 		if (profile) console.log(`  CPU profile of this process:\n${formatSummary(summarizeProfile(profile, 15), total)}`);
 	} finally {
 		await cleanup();
 	}
+}
+
+type TableStats = Map<string, { read: number; changed: number; changedXIndexes: number }>;
+
+/**
+ * The run database's per-table row counts (MariaDB's information_schema.TABLE_STATISTICS), or null
+ * when the server does not keep them (`SET GLOBAL userstat = 1` turns them on). Counted per table
+ * of this run's own database, so other clients of a shared server do not blur them, and as
+ * deterministic as the work itself: the rows a credit reads and writes, and the index entries
+ * those writes change.
+ */
+async function tableStats(mysqlUrl: string, dbName: string): Promise<TableStats | null> {
+	const conn = await mysql.createConnection(mysqlUrl);
+	try {
+		const [[on]] = (await conn.query("SELECT @@userstat AS on_")) as unknown as [Array<{ on_: number }>];
+		if (!Number(on?.on_)) return null;
+		const [rows] = (await conn.query("SELECT TABLE_NAME AS t, ROWS_READ AS r, ROWS_CHANGED AS c, ROWS_CHANGED_X_INDEXES AS x FROM information_schema.TABLE_STATISTICS WHERE TABLE_SCHEMA = ?", [dbName])) as unknown as [Array<{ t: string; r: number; c: number; x: number }>];
+		return new Map(rows.map(r => [r.t, { read: Number(r.r), changed: Number(r.c), changedXIndexes: Number(r.x) }]));
+	} finally {
+		await conn.end();
+	}
+}
+
+function tableLines(before: TableStats, after: TableStats, total: number): string {
+	const per = (v: number) => (v / total).toFixed(2);
+	const lines: string[] = [];
+	const sum = { read: 0, changed: 0, changedXIndexes: 0 };
+	for (const [table, a] of [...after].sort(([x], [y]) => x.localeCompare(y))) {
+		const b = before.get(table) ?? { read: 0, changed: 0, changedXIndexes: 0 };
+		const d = { read: a.read - b.read, changed: a.changed - b.changed, changedXIndexes: a.changedXIndexes - b.changedXIndexes };
+		if (!d.read && !d.changed) continue;
+		for (const k of ["read", "changed", "changedXIndexes"] as const) sum[k] += d[k];
+		lines.push(`    ${table}: ${per(d.read)} / ${per(d.changed)} / ${per(d.changedXIndexes)}`);
+	}
+	lines.push(`    all tables: ${per(sum.read)} / ${per(sum.changed)} / ${per(sum.changedXIndexes)}`);
+	return lines.join("\n");
 }
 
 runMain("watcher-evm", main);
