@@ -384,14 +384,20 @@ async function lockedBatch(app: App, effects: Effects, network: NetworkView, tok
 					// The links' other pending checkouts, which a settling credit lapses (lapseCheckouts): locked
 					// after the transactions, as the single path locks them; no checkout opens meanwhile (the links are locked).
 					// Through the links' index: only these links' rows are passed (and, at READ COMMITTED, locked).
-					const siblings = ((await inSlices(linkIds, slice => selectRows(models.Transaction, { paymentLinkId: slice, status: "pending" }, t, { lock: true, orderBy: "id", index: "transactions_link_status" }))) as unknown as Transaction[]).filter(s => !txs.has(s.id));
+					// Their ids only: that read finds every checkout of the batch again, and the whole rows are
+					// read (a plain read: they are locked now) only for the few that are not among them.
+					const others = sorted((await inSlices(linkIds, slice => selectRows(models.Transaction, { paymentLinkId: slice, status: "pending" }, t, { lock: true, orderBy: "id", index: "transactions_link_status", columns: ["id"] }))).map(s => s.id).filter(id => !txs.has(id)));
+					const siblings = (await inSlices(others, slice => selectRows(models.Transaction, { id: slice }, t, { orderBy: "id" }))) as unknown as Transaction[];
 					const writes = new DeferredWrites();
 					writes.hold(models.PaymentIntent, intents.values() as never);
 					writes.hold(models.PaymentLink, links.values() as never);
 					writes.hold(models.Transaction, [...txs.values(), ...siblings] as never);
 					const held: HeldCheckouts = { byId: new Map([...txs, ...siblings.map(s => [s.id, s] as const)]), links: new Set(linkIds), writes };
-					// Plain read under the checkouts' locks (as the single path's).
-					const priors = await inSlices([...new Set(batch.map(b => b.p.txHash))], slice => models.TransactionCredit.findAll({ where: { networkId: network.id, txHash: { [Op.in]: slice } }, transaction: t }));
+					// Plain read under the checkouts' locks (as the single path's). The log indexes too: a transaction
+					// paying many addresses (an exchange's batch payout) has up to thousands of transfers, and
+					// its hash alone read every credit of it written before, each a row lookup (docs/benchmarks.md).
+					const logIndexes = [...new Set(batch.map(b => b.p.logIndex))];
+					const priors = await inSlices([...new Set(batch.map(b => b.p.txHash))], slice => models.TransactionCredit.findAll({ where: { networkId: network.id, txHash: { [Op.in]: slice }, logIndex: { [Op.in]: logIndexes } }, transaction: t }));
 					const priorOf = new Map(priors.map(c => [keyOf(c), c]));
 
 					const alone: Pending[] = [];

@@ -317,22 +317,44 @@ class Values {
 	}
 }
 
+const partialPlans = new WeakMap<ModelStatic<Model>, Map<string, Plan>>();
+
+/** The plan of a read of only `columns` of `model` (selectRows' `columns`): its select head and those columns. */
+function partialPlan(model: ModelStatic<Model>, columns: readonly string[]): Plan {
+	const full = planOf(model);
+	const key = columns.join(",");
+	let byKey = partialPlans.get(model);
+	if (!byKey) partialPlans.set(model, (byKey = new Map()));
+	let plan = byKey.get(key);
+	if (!plan) {
+		const picked = columns.map(name => {
+			const column = full.columns.find(c => c.name === name);
+			if (!column) throw new Error(`selectRows(${model.name}): no column ${name}`);
+			return column;
+		});
+		const table = full.selectHead.slice(full.selectHead.lastIndexOf(" FROM "));
+		plan = { ...full, columns: picked, selectHead: `SELECT ${picked.map(c => `${full.fieldOf.get(c.name)} AS ${model.sequelize!.getQueryInterface().quoteIdentifier(c.name)}`).join(",")}${table}` };
+		byKey.set(key, plan);
+	}
+	return plan;
+}
+
 /**
  * Rows of `model` matching every `where` column (equality, or IN for an array), as plain objects
  * the way a read of the model gives them (its getters applied: money through normalizeDecimal,
  * JSON parsed; booleans as booleans, dates as Dates), without building model instances. `lock`:
  * SELECT ... FOR UPDATE on MySQL (SQLite's transactions are IMMEDIATE: writers run one at a time).
  * `after`: also `column > value` (a keyset page, with `orderBy` the same column); `limit`: at most
- * that many rows.
+ * that many rows. `columns`: only these columns are read (and the rows have only them).
  */
 export async function selectRows<M extends Model>(
 	model: ModelStatic<M>,
 	where: Partial<Record<keyof Attributes<M> & string, Condition>>,
 	transaction: Transaction | undefined,
-	opts: { lock?: boolean; orderBy?: keyof Attributes<M> & string; index?: string; after?: [keyof Attributes<M> & string, number]; limit?: number } = {},
+	opts: { lock?: boolean; orderBy?: keyof Attributes<M> & string; index?: string; after?: [keyof Attributes<M> & string, number]; limit?: number; columns?: ReadonlyArray<keyof Attributes<M> & string> } = {},
 ): Promise<Array<Attributes<M>>> {
 	const m = model as unknown as ModelStatic<Model>;
-	const plan = planOf(m);
+	const plan = opts.columns ? partialPlan(m, opts.columns as readonly string[]) : planOf(m);
 	const { booleans, dates } = kindOf(m);
 	const sequelize = model.sequelize as Sequelize;
 	const values = new Values(sequelize);
@@ -419,14 +441,40 @@ export async function insertRows<M extends Model>(model: ModelStatic<M>, rows: R
 	await m.runHooks("afterBulkCreate", rows, options);
 }
 
+const requiredOf = new WeakMap<ModelStatic<Model>, Promise<Set<string>>>();
+
+/**
+ * MySQL: the quoted names of `model`'s table columns that are NOT NULL without a default (nor
+ * auto-increment), as the database's own schema says (the models do not declare nullability),
+ * read once per model.
+ */
+function requiredColumns(model: ModelStatic<Model>): Promise<Set<string>> {
+	let found = requiredOf.get(model);
+	if (!found) {
+		const sequelize = model.sequelize as Sequelize;
+		const qi = sequelize.getQueryInterface();
+		found = sequelize
+			.query("SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL AND EXTRA NOT LIKE '%auto_increment%'", {
+				replacements: [model.getTableName() as string],
+				type: QueryTypes.SELECT,
+				raw: true,
+			})
+			.then(rows => new Set((rows as Array<{ name: string }>).map(r => qi.quoteIdentifier(r.name))));
+		// A failed read is not kept: the next batch asks again.
+		found.catch(() => requiredOf.delete(model));
+		requiredOf.set(model, found);
+	}
+	return found;
+}
+
 /**
  * UPDATEs `rows` of `model` (plain rows with their primary key `id`, every column read: selectRows)
  * in one statement, each column in `fields` set per row, setters applied. Only for rows the caller
  * holds locked (they exist until its commit). The model's afterBulkCreate hooks run with the rows
  * (what listens to multi-row writes of checkouts: lib/payments/checkout-changes.ts).
  *
- * MySQL: a multi-row `INSERT … ON DUPLICATE KEY UPDATE field = VALUES(field)` of the whole rows,
- * each row found by its key once. `UPDATE … SET field = CASE id WHEN … END` (the first version)
+ * MySQL: a multi-row `INSERT … ON DUPLICATE KEY UPDATE field = VALUES(field)` of the rows' key,
+ * changed fields and NOT NULL columns without a default (requiredColumns), each row found by its key once. `UPDATE … SET field = CASE id WHEN … END` (the first version)
  * compares every row's id with every WHEN under the column's collation: rows x rows x fields
  * comparisons, about 200 us of MariaDB's CPU per checkout row in a batch of 200 (docs/benchmarks.md).
  * SQLite (one writer at a time, binary comparisons): the CASE form.
@@ -450,9 +498,15 @@ export async function updateRows<M extends Model>(model: ModelStatic<M>, rows: R
 	const table = (m.sequelize!.getQueryInterface() as unknown as { queryGenerator: { quoteTable(t: unknown): string } }).queryGenerator.quoteTable(m.getTableName());
 	let sql: string;
 	if (upsert) {
+		// The key, the changed fields and the columns an INSERT must name (NOT NULL without a default:
+		// strict mode refuses the statement without them, though every row exists). Not the whole row:
+		// each value is a literal MariaDB parses and stores into the record first (docs/benchmarks.md).
+		const required = await requiredColumns(m);
+		const named = new Set<string>(["id", ...fields]);
+		const columns = plan.columns.filter(c => named.has(c.name) || required.has(plan.fieldOf.get(c.name)!));
 		const tuples = rows.map(r => {
 			const row = r as Record<string, unknown>;
-			return `(${plan.columns
+			return `(${columns
 				.map(column => {
 					const value = row[column.name];
 					if (value === undefined) throw new Error(`updateRows(${model.name}): the row has no ${column.name} (rows must be read in full)`);
@@ -461,7 +515,7 @@ export async function updateRows<M extends Model>(model: ModelStatic<M>, rows: R
 				.join(",")})`;
 		});
 		const updates = fields.map(name => `${plan.fieldOf.get(name)}=VALUES(${plan.fieldOf.get(name)})`);
-		sql = `INSERT INTO ${table} (${plan.columns.map(c => plan.fieldOf.get(c.name)).join(",")}) VALUES ${tuples.join(",")} ON DUPLICATE KEY UPDATE ${updates.join(",")}`;
+		sql = `INSERT INTO ${table} (${columns.map(c => plan.fieldOf.get(c.name)).join(",")}) VALUES ${tuples.join(",")} ON DUPLICATE KEY UPDATE ${updates.join(",")}`;
 	} else {
 		const sets = fields.map(name => {
 			const column = byName.get(name)!;
