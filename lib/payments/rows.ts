@@ -446,9 +446,9 @@ const requiredOf = new WeakMap<ModelStatic<Model>, Promise<Set<string>>>();
 /**
  * MySQL: the quoted names of `model`'s table columns that are NOT NULL without a default (nor
  * auto-increment), as the database's own schema says (the models do not declare nullability),
- * read once per model.
+ * read once per model (its table exists and keeps its columns while the process runs: migrations run first).
  */
-function requiredColumns(model: ModelStatic<Model>): Promise<Set<string>> {
+function requiredColumns(model: ModelStatic<Model>, transaction: Transaction): Promise<Set<string>> {
 	let found = requiredOf.get(model);
 	if (!found) {
 		const sequelize = model.sequelize as Sequelize;
@@ -456,6 +456,8 @@ function requiredColumns(model: ModelStatic<Model>): Promise<Set<string>> {
 		found = sequelize
 			.query("SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL AND EXTRA NOT LIKE '%auto_increment%'", {
 				replacements: [model.getTableName() as string],
+				// On the caller's connection: a batch waiting for a free one of the pool could wait on itself.
+				transaction,
 				type: QueryTypes.SELECT,
 				raw: true,
 			})
@@ -501,7 +503,7 @@ export async function updateRows<M extends Model>(model: ModelStatic<M>, rows: R
 		// The key, the changed fields and the columns an INSERT must name (NOT NULL without a default:
 		// strict mode refuses the statement without them, though every row exists). Not the whole row:
 		// each value is a literal MariaDB parses and stores into the record first (docs/benchmarks.md).
-		const required = await requiredColumns(m);
+		const required = await requiredColumns(m, transaction);
 		const named = new Set<string>(["id", ...fields]);
 		const columns = plan.columns.filter(c => named.has(c.name) || required.has(plan.fieldOf.get(c.name)!));
 		const tuples = rows.map(r => {

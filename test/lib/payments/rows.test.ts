@@ -231,6 +231,9 @@ describe("lib/payments/rows", () => {
 		expect(plain[0].ownedByIntent).toBe(true);
 		expect(plain[0].expiresAt).toEqual(expires);
 		expect(plain[0].metadata).toEqual({ orderId: "1234", nested: { a: [1, "x'y", "\u0000"] } });
+		// `columns`: only those, through the same getters.
+		const some = await selectRows(models.PaymentLink, { id: ids }, undefined, { orderBy: "id", columns: ["id", "amount", "singleUse"] });
+		expect(some).toEqual(plain.map(r => ({ id: r.id, amount: r.amount, singleUse: r.singleUse })));
 		expect(await selectRows(models.PaymentLink, { id: [] }, undefined)).toEqual([]);
 		expect(await selectRows(models.PaymentLink, { id: ["x' OR '1'='1"], organizationId: org }, undefined)).toEqual([]);
 	});
