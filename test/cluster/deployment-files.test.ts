@@ -21,6 +21,8 @@ import { CATALOGUE } from "../../lib/networks/catalogue";
 import { envSlug } from "../../lib/watchers/config";
 import { actsOn, scopeOf } from "../../lib/setting-scopes";
 import { brokerOptions, transporterOption, transporterWarnings } from "../../moleculer.config";
+import { startNode, TestNode } from "../helpers/harness";
+import { until } from "../helpers/until";
 import { DEPLOYED_CORE_SERVICES, freePort } from "./cluster.helpers";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -556,6 +558,140 @@ describe("k8s manifests", () => {
 		const examples = [...read("k8s/secret.yaml").matchAll(/^ {2}# (RPC_URL_[A-Z0-9_]+): /gm)].map(m => m[1]);
 		expect(examples.length).toBeGreaterThanOrEqual(2);
 		for (const name of examples) expect([name, networkOfRpcVariable(name)?.slug]).toEqual([name, expect.any(String)]);
+	});
+});
+
+/** One scrape of `/metrics` (Prometheus' text format): each series' name, labels and value; each metric's TYPE. */
+function scrapeText(text: string): { samples: Array<{ name: string; labels: Record<string, string>; value: number }>; types: Map<string, string> } {
+	const samples = [];
+	const types = new Map<string, string>();
+	for (const line of text.split("\n")) {
+		const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+		if (type) types.set(type[1], type[2]);
+		const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+		if (m) samples.push({ name: m[1], labels: Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(l => [l[1], l[2]])), value: Number(m[3]) });
+	}
+	return { samples, types };
+}
+
+type Matcher = { label: string; op: "=" | "!=" | "=~" | "!~"; value: string };
+
+/** A PromQL instant vector selector `name{label op "value", ...}`: the only form the adapter rule uses; anything else is refused. */
+function parseSelector(text: string): { name: string; matchers: Matcher[] } {
+	const m = /^\s*([a-zA-Z_:][\w:]*)\s*(?:\{(.*)\})?\s*$/.exec(text);
+	if (!m) throw new Error(`not a selector: ${text}`);
+	const matchers = (m[2] ?? "")
+		.split(",")
+		.filter(part => part.trim() !== "")
+		.map(part => {
+			const mm = /^\s*([a-zA-Z_]\w*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$/.exec(part);
+			if (!mm) throw new Error(`not a label matcher: ${part} (in ${text})`);
+			return { label: mm[1], op: mm[2] as Matcher["op"], value: mm[3] };
+		});
+	return { name: m[1], matchers };
+}
+
+/** Whether a series' labels pass the matchers (a missing label is the empty string, as in PromQL; regexes anchored). */
+function matches(labels: Record<string, string>, matchers: Matcher[]): boolean {
+	return matchers.every(({ label, op, value }) => {
+		const v = labels[label] ?? "";
+		if (op === "=") return v === value;
+		if (op === "!=") return v !== value;
+		const re = new RegExp(`^(?:${value})$`);
+		return op === "=~" ? re.test(v) : !re.test(v);
+	});
+}
+
+/**
+ * The Prometheus adapter's External metric rule (k8s/scale-on-lag/prometheus-adapter-rules.yaml)
+ * against what a node really exports: a renamed gauge or label would leave the HPAs without their
+ * metric (the adapter serves nothing, the HPA logs a failed metric and keeps its replicas). The
+ * rule's queries are parsed here (the selector form and one `aggregation(selector) by (labels)`)
+ * and evaluated on a scrape of /metrics, with the adapter's <<.LabelMatchers>> filled in from each
+ * HPA's selector the way the adapter does. Not checked here (no Prometheus, adapter or cluster):
+ * the scrape config's relabelling (the `kubernetes_namespace` override), the adapter's own
+ * template rendering and discovery, and the HPA controller's reading of the External metric.
+ */
+describe("the scale-on-lag adapter rule against the exported metrics", () => {
+	const WATCHERS = Object.keys(CHAIN_GROUPS).filter(n => n.startsWith("watcher-"));
+	const [values] = parseAllDocuments(read("k8s/scale-on-lag/prometheus-adapter-rules.yaml")).map(d => d.toJS() as Doc);
+	const hpas = parseAllDocuments(read("k8s/scale-on-lag/hpa-lag.yaml")).map(d => d.toJS() as Doc);
+	let node: TestNode;
+	let scrape: ReturnType<typeof scrapeText>;
+
+	beforeAll(async () => {
+		const port = await freePort();
+		// Every watcher service (no RPC URL: none leads a network, its gauges are still exported, at 0).
+		node = await startNode({ services: ["networks", "transactions", ...WATCHERS], env: { METRICS: "true", METRICS_PORT: String(port) } });
+		scrape = await until(
+			"every watcher's replica gauges on /metrics",
+			async () => {
+				const got = scrapeText(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+				const series = parseSelector(values.rules.external[0].seriesQuery).name;
+				return WATCHERS.every(w => got.samples.some(s => s.name === series && s.labels.service === w)) ? got : null;
+			},
+			60_000,
+		);
+	}, 120_000);
+	afterAll(() => node?.stop());
+
+	it("has one external rule named as the HPAs' metric, in the docs as in the file", () => {
+		expect(values.rules.external).toHaveLength(1);
+		const [rule] = values.rules.external as Doc[];
+		for (const hpa of hpas) expect((hpa.spec.metrics as Doc[]).find(m => m.type === "External")!.external.metric.name).toBe(rule.name.as);
+		// The docs show the same rule (docs/deployment.md "Autoscaling on lag").
+		const section = read("docs/deployment.md").split("### Autoscaling on lag")[1];
+		const shown = /```yaml\n([\s\S]*?)```/.exec(section)![1];
+		expect(parse(shown)).toEqual(values);
+	});
+
+	it("selects a series the nodes export (a gauge carrying the labels the HPAs select on)", () => {
+		const [rule] = values.rules.external as Doc[];
+		const series = parseSelector(rule.seriesQuery);
+		// The adapter names the metric from the series name (name.matches, default the whole name) as name.as.
+		expect(series.name.replace(new RegExp(rule.name.matches ?? "^(.*)$"), rule.name.as)).toBe(rule.name.as);
+		expect(scrape.types.get(series.name)).toBe("gauge");
+		const found = scrape.samples.filter(s => s.name === series.name && matches(s.labels, series.matchers));
+		expect(found.map(s => s.labels.service).sort()).toEqual(WATCHERS.sort());
+		for (const hpa of hpas) {
+			const selector = (hpa.spec.metrics as Doc[]).find(m => m.type === "External")!.external.metric.selector;
+			// Only matchLabels (the adapter turns them into label matchers), each on a label the series carry.
+			expect(Object.keys(selector)).toEqual(["matchLabels"]);
+			for (const label of Object.keys(selector.matchLabels)) expect(found.every(s => label in s.labels)).toBe(true);
+		}
+	});
+
+	it("its metricsQuery, filled in with each HPA's selector, answers one value for that watcher", () => {
+		const [rule] = values.rules.external as Doc[];
+		const query = /^\s*(max|min|sum|avg)\s*\((.*)\)\s*by\s*\(([^)]*)\)\s*$/.exec(rule.metricsQuery);
+		expect(query).not.toBeNull();
+		const [, op, inner, by] = query!;
+		const groupBy = by.split(",").map(l => l.trim()).filter(Boolean);
+		// The selector inside is the series the rule discovers, narrowed by the adapter's label matchers.
+		expect(inner).toContain("<<.LabelMatchers>>");
+		expect(parseSelector(inner.replace("<<.LabelMatchers>>", "")).name).toBe(parseSelector(rule.seriesQuery).name);
+		for (const hpa of hpas) {
+			const name = hpa.metadata.name as string;
+			const matchLabels = (hpa.spec.metrics as Doc[]).find(m => m.type === "External")!.external.metric.selector.matchLabels as Record<string, string>;
+			// What the adapter fills in for an External metric: the HPA's selector as equality matchers.
+			const filled = inner.replace("<<.LabelMatchers>>", Object.entries(matchLabels).map(([k, v]) => `${k}="${v}"`).join(","));
+			expect(filled).not.toContain("<<");
+			const sel = parseSelector(filled);
+			const picked = scrape.samples.filter(s => s.name === sel.name && matches(s.labels, sel.matchers));
+			const groups = new Map<string, number[]>();
+			for (const s of picked) {
+				const key = JSON.stringify(groupBy.map(l => s.labels[l] ?? ""));
+				groups.set(key, [...(groups.get(key) ?? []), s.value]);
+			}
+			// One answer per HPA (several, one per replica say, would be added up by the HPA; none: no metric),
+			// keeping the labels it selects on.
+			expect([name, groups.size]).toEqual([name, 1]);
+			expect(groupBy).toEqual(expect.arrayContaining(Object.keys(matchLabels)));
+			const [key, vals] = [...groups.entries()][0];
+			expect(Object.fromEntries(Object.keys(matchLabels).map(k => [k, (JSON.parse(key) as string[])[groupBy.indexOf(k)]]))).toEqual(matchLabels);
+			const value = op === "max" ? Math.max(...vals) : op === "min" ? Math.min(...vals) : op === "sum" ? vals.reduce((a, b) => a + b, 0) : vals.reduce((a, b) => a + b, 0) / vals.length;
+			expect(Number.isFinite(value)).toBe(true);
+		}
 	});
 });
 
