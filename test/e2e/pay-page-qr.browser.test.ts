@@ -17,6 +17,7 @@ import { TestNode } from "../helpers/harness";
 import { createMerchant, Merchant, startPaymentsNode } from "./payments.helpers";
 
 const SHOP = "https://shop.example.com";
+const SHOTS = process.env.PAY_PAGE_SCREENSHOTS; // a folder: saves docs/pay-page.md's address-only screenshot
 
 /** The few DOM names the in-page decoder uses (the test program is compiled without the DOM library). */
 interface BrowserGlobals {
@@ -29,6 +30,9 @@ interface BrowserGlobals {
 		};
 	};
 }
+
+// A browser page per test on a busy machine: one checkout took over a minute with both cores loaded.
+jest.setTimeout(240_000);
 
 describe("pay page QR codes, decoded from the image", () => {
 	let node: TestNode;
@@ -143,6 +147,7 @@ describe("pay page QR codes, decoded from the image", () => {
 		expect(await page.locator("#exact-amount-label").textContent()).toBe("Amount to send");
 		expect(await page.locator("#asset").textContent()).toBe(contract);
 		expect(await page.locator("#asset-label").textContent()).toBe("USDT token contract");
+		if (SHOTS) await page.screenshot({ path: `${SHOTS}/pay-page-address-only.png`, fullPage: true });
 		await page.getByRole("button", { name: "Copy amount" }).click();
 		await page.locator("#status", { hasText: "Amount copied" }).waitFor();
 		await page.getByRole("button", { name: "Copy token id" }).click();
