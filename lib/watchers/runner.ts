@@ -186,27 +186,32 @@ type ReportPlan =
 	| { kind: "detect"; row: TransferRow; mempool: boolean; item: DetectItem }
 	| { kind: "credit"; row: TransferRow; item: CreditItem };
 
+/**
+ * At most `width` calls at once, the rest queued in order: shared by the pages of one report pass,
+ * so the next page's calls start as soon as this page's slots free (no idle tail at a page's end).
+ */
+function limiter(width: number): <R>(fn: () => Promise<R>) => Promise<R> {
+	let running = 0;
+	const queue: Array<() => void> = [];
+	const release = () => {
+		running--;
+		queue.shift()?.();
+	};
+	return async <R>(fn: () => Promise<R>) => {
+		if (running >= width) await new Promise<void>(resolve => queue.push(resolve));
+		running++;
+		try {
+			return await fn();
+		} finally {
+			release();
+		}
+	};
+}
+
 /** `fn` over `items`, at most `width` at once, answers in order. */
 async function inChunks<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
 	const out: R[] = [];
 	for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(fn))));
-	return out;
-}
-
-/**
- * `fn` over `items`, at most `width` at once, answers in order: a pool (the next starts as soon as
- * any ends), so one slow item does not hold back the others' successors as a wave would.
- */
-async function inPool<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-	const out: R[] = new Array(items.length);
-	let next = 0;
-	const worker = async () => {
-		while (next < items.length) {
-			const i = next++;
-			out[i] = await fn(items[i]);
-		}
-	};
-	await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 	return out;
 }
 
@@ -268,6 +273,10 @@ export class NetworkWatcher {
 	private reporting: Promise<void> | null = null;
 	private reportHead: BlockRef | null = null;
 	private reportAgain = false;
+	/** The report pass in flight has transfers to send (found some, or a step stored some for it): a burst's credits. */
+	private reportBacklog = false;
+	/** Since when reconciliation has waited for a report backlog (null: not waiting); it waits at most reconcileMs. */
+	private reconcileDeferredSince: number | null = null;
 	private rpcDown = false;
 	/** The payments services could not be reached (no node offers them, or their node died mid-call). */
 	private paymentsDown = false;
@@ -606,7 +615,7 @@ export class NetworkWatcher {
 		if (caughtUp && mempool) await this.syncMempool(mempool);
 		// Reports run beside the loop: the next block is read and stored while credits of this one
 		// are still being reported (a credit costs far more than storing a transfer).
-		this.reportInBackground(head);
+		this.reportInBackground(head, t.stored > 0);
 		if (caughtUp) await this.maybeReconcile(head, cursorNumber);
 		lap("reconcile");
 		if (timed && t.toBlock > 0) timed(t);
@@ -801,8 +810,10 @@ export class NetworkWatcher {
 	 * confirmations against the newest head a step read (a pass also reaches rows that steps
 	 * stored after it began: against the head of its start they would be in the future).
 	 */
-	private reportInBackground(head: BlockRef): void {
+	private reportInBackground(head: BlockRef, stored = false): void {
 		this.reportHead = head;
+		// Transfers just stored: the pass has them to send (reconciliation waits, maybeReconcile).
+		if (stored) this.reportBacklog = true;
 		if (this.reporting) {
 			this.reportAgain = true;
 			return;
@@ -819,31 +830,51 @@ export class NetworkWatcher {
 			} while (this.reportAgain && this.running);
 		})().finally(() => {
 			this.reporting = null;
+			this.reportBacklog = false;
 		});
 	}
 
-	/** Tells the payments side what it has not heard yet; what fails stays pending for the next step. */
+	/**
+	 * Tells the payments side what it has not heard yet; what fails stays pending for the next step.
+	 * Pipelined: the next page is read while this one's calls run, and its calls start as soon as
+	 * this page's free their slots (REPORT_CALLS at once across pages); a page's acknowledgements
+	 * are recorded beside the next page's calls. At most two pages are in flight, and the pass ends
+	 * only when every call and record of it has (a rewind awaits the pass: nothing is recorded after it).
+	 */
 	private async report(): Promise<number> {
 		const { models, network } = this.deps;
-		let afterId = 0;
+		const slot = limiter(REPORT_CALLS);
+		const pages: Array<Promise<void>> = [];
+		let next: Promise<TransferRow[]> | null = pendingTransfers(models, network.id, REPORT_BATCH, 0);
 		let count = 0;
-		for (;;) {
-			const rows = await pendingTransfers(models, network.id, REPORT_BATCH, afterId);
-			if (rows.length === 0) return count;
-			count += rows.length;
-			const acks = await this.reportPage(rows, this.reportHead!);
-			await this.markAcknowledged(acks).catch(err => this.onError(err));
-			afterId = rows[rows.length - 1].id;
-			if (rows.length < REPORT_BATCH) return count;
+		try {
+			while (next) {
+				const rows: TransferRow[] = await next;
+				next = null;
+				if (rows.length === 0) break;
+				count += rows.length;
+				this.reportBacklog = true;
+				// Rows above this page's last id only: no row is in two pages of a pass.
+				if (rows.length === REPORT_BATCH) next = pendingTransfers(models, network.id, REPORT_BATCH, rows[rows.length - 1].id);
+				const { credits } = await this.reportPage(rows, this.reportHead!, slot);
+				pages.push(credits.then(acks => this.markAcknowledged(acks)).catch(err => this.onError(err)));
+				// The page before this one done first: at most two pages' calls queued.
+				if (pages.length >= 2) await pages[pages.length - 2];
+			}
+		} finally {
+			next?.catch(() => undefined);
+			await Promise.all(pages);
 		}
+		return count;
 	}
 
 	/**
-	 * Reports one page of stored transfers: reverts one by one, then the detections, then the
-	 * credits in batch calls. What the payments side acknowledged (to be recorded); a failed call
-	 * or item acknowledges nothing (reported again at the next pass).
+	 * Reports one page of stored transfers: reverts one by one, then the detections (both recorded
+	 * before it returns), then the credits in batch calls, which it starts and does not await: the
+	 * promise it returns ends with what the payments side acknowledged of them (to be recorded). A
+	 * failed call or item acknowledges nothing (reported again at the next pass).
 	 */
-	private async reportPage(rows: readonly TransferRow[], head: BlockRef): Promise<Array<Ack | null>> {
+	private async reportPage(rows: readonly TransferRow[], head: BlockRef, slot: ReturnType<typeof limiter>): Promise<{ credits: Promise<Array<Ack | null>> }> {
 		const payments = this.payments;
 		const networkId = this.deps.network.id;
 		const plans = await inChunks(rows, REPORT_CONCURRENCY, row => this.planReport(row, head).catch(err => (this.onError(err), null)));
@@ -859,32 +890,35 @@ export class NetworkWatcher {
 		acks.push(...reverted);
 		const detects = plans.filter((p): p is Extract<ReportPlan, { kind: "detect" }> => p?.kind === "detect");
 		const credits = plans.filter((p): p is Extract<ReportPlan, { kind: "credit" }> => p?.kind === "credit");
-		// Detections go first: a transfer's sighting before its credit, as the chain saw them.
+		// Detections go first: a transfer's sighting before its credit, as the chain saw them. A
+		// revert of this page ends before any credit of it or of a later page starts (a transfer
+		// mined again after a reorg: the old block's revert before the new block's credit).
 		acks.push(
-			...(await this.inBatchCalls<DetectItem, (typeof detects)[number], Awaited<ReturnType<PaymentsPort["detectBatch"]>>[number]>(detects, items => payments.detectBatch({ networkId, items }), (p, r) => {
+			...(await this.inBatchCalls<DetectItem, (typeof detects)[number], Awaited<ReturnType<PaymentsPort["detectBatch"]>>[number]>(detects, slot, items => payments.detectBatch({ networkId, items }), (p, r) => {
 				if (r.error || !r.outcome) return null;
 				const ignored = r.outcome === "unknownAddress";
 				return { id: p.row.id, reported: ignored ? "ignored" : "detected", pending: !p.mempool && !ignored, confirmations: p.item.confirmations };
 			})),
 		);
-		acks.push(
-			...(await this.inBatchCalls<CreditItem, (typeof credits)[number], Awaited<ReturnType<PaymentsPort["creditBatch"]>>[number]>(credits, items => payments.creditBatch({ networkId, items, brief: true }), (p, r) => {
-				// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
-				if (r.error || (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations")) return null;
-				return { id: p.row.id, reported: r.credited || r.duplicate ? "credited" : "ignored", pending: false, confirmations: p.item.confirmations };
-			})),
-		);
-		return acks;
+		if (acks.some(a => a)) await this.markAcknowledged(acks).catch(err => this.onError(err));
+		const credited = this.inBatchCalls<CreditItem, (typeof credits)[number], Awaited<ReturnType<PaymentsPort["creditBatch"]>>[number]>(credits, slot, items => payments.creditBatch({ networkId, items, brief: true }), (p, r) => {
+			// Refused for its confirmations (a core that counts differently): never dropped, asked again at the next pass.
+			if (r.error || (!r.credited && !r.duplicate && r.reason === "insufficientConfirmations")) return null;
+			return { id: p.row.id, reported: r.credited || r.duplicate ? "credited" : "ignored", pending: false, confirmations: p.item.confirmations };
+		});
+		return { credits: credited };
 	}
 
-	/** Sends `plans` in calls of REPORT_CALL_ITEMS items, REPORT_CALLS at once; a call that fails acknowledges none of its items. */
-	private async inBatchCalls<I, P extends { item: I }, R>(plans: P[], send: (items: I[]) => Promise<R[]>, ack: (plan: P, answer: R) => Ack | null): Promise<Array<Ack | null>> {
+	/** Sends `plans` in calls of REPORT_CALL_ITEMS items, each call in a `slot`; a call that fails acknowledges none of its items. */
+	private async inBatchCalls<I, P extends { item: I }, R>(plans: P[], slot: ReturnType<typeof limiter>, send: (items: I[]) => Promise<R[]>, ack: (plan: P, answer: R) => Ack | null): Promise<Array<Ack | null>> {
 		const parts: P[][] = [];
 		for (let i = 0; i < plans.length; i += REPORT_CALL_ITEMS) parts.push(plans.slice(i, i + REPORT_CALL_ITEMS));
-		const answered = await inPool(parts, REPORT_CALLS, part =>
-			send(part.map(p => p.item)).then(
-				answers => part.map((p, j) => (answers[j] ? ack(p, answers[j]) : null)),
-				err => (this.onError(err), [] as Array<Ack | null>),
+		const answered = await Promise.all(
+			parts.map(part =>
+				slot(() => send(part.map(p => p.item))).then(
+					answers => part.map((p, j) => (answers[j] ? ack(p, answers[j]) : null)),
+					err => (this.onError(err), [] as Array<Ack | null>),
+				),
 			),
 		);
 		return answered.flat();
@@ -958,6 +992,13 @@ export class NetworkWatcher {
 		// A cycle starts every reconcileMs; then one page a caught-up step until it ends, so a step
 		// never waits for every open address's balance (100,000 of them: minutes of RPC calls).
 		if (this.reconcileAfter === null && Date.now() - this.lastReconcileAt < config.reconcileMs) return;
+		// A burst's credits first: while a report pass has transfers to send, the cycle waits (its
+		// balance reads and address pages took a core's worth of the burst), at most reconcileMs, then
+		// goes on one page a step as before even if the backlog lasts; nothing is skipped, only later.
+		if (this.reportBacklog) {
+			this.reconcileDeferredSince ??= Date.now();
+			if (Date.now() - this.reconcileDeferredSince < config.reconcileMs) return;
+		} else this.reconcileDeferredSince = null;
 		const native = this.catalogue.tokens.find(t => t.contractAddress === "");
 		if (!native) return;
 		const at = Math.min(cursorNumber, head.number - this.catalogue.requiredConfirmations + 1);
