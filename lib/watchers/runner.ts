@@ -13,7 +13,8 @@
  *    (transactions.detectBatch), the credits at the requirement (transactions.creditBatch), both in
  *    batches of a page's transfers; reverts one by one;
  * 6. now and then, and after a catch-up, reconcile native balances of open checkouts (coin sent
- *    by a contract has no log and no top-level `to`).
+ *    by a contract has no log and no top-level `to`); not while a report backlog is being sent,
+ *    for at most the reconciliation interval.
  * Errors never stop the loop: an unreachable node is logged once, and once more when it is back.
  */
 import crypto from "node:crypto";

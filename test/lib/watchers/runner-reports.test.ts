@@ -219,5 +219,5 @@ describe("a network watcher's reports, acknowledged a chunk at a time", () => {
 			release.forEach(r => r());
 			await runner.stop();
 		}
-	}, 120_000);
+	}, 180_000);
 });
