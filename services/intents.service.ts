@@ -38,12 +38,13 @@ import {
 	SweepResult,
 	withPaymentLocked,
 } from "../lib/payments/store";
-import { intentConfirmedView, intentCreatedView, intentStatusView, intentUpdatedView, intentView, payPageUrl } from "../lib/payments/views";
+import { INTENT_VIEW_ATTRIBUTES, intentConfirmedView, intentCreatedView, intentStatusView, intentUpdatedView, intentView, payPageUrl } from "../lib/payments/views";
 import { checkoutsOf, intentEvents, supportIntentView, supportLinkView } from "../lib/payments/support";
 import { SUPPORT_ID } from "../lib/support/params";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
 import { OrgScope, OrgScopeMethods, OrgScopeMixin } from "../mixins/org-scope.mixin";
 import type { PaymentIntent } from "../models/payment-intent.model";
+import type { Transaction } from "../models/transaction.model";
 
 registerTranslations("es", {
 	"Payment intent not found": "Intención de pago no encontrada",
@@ -99,6 +100,7 @@ interface IntentsVars {
 interface IntentsMethods extends OrgScopeMethods, IdempotencyMethods {
 	findOwn(ctx: Ctx<any>, id: string): Promise<{ intent: PaymentIntent; org: OrgScope }>;
 	fresh<I extends FreshIntent>(intent: I): Promise<I | PaymentIntent>;
+	freshWithLatest<I extends FreshIntent>(intent: I): Promise<{ intent: I | PaymentIntent; latest: Transaction | null }>;
 	price(ctx: Ctx<any>, token: TokenView, amount: string, currency: string, fields: { amount: string; currency: string }): Promise<Priced>;
 	sweep(): Promise<SweepResult>;
 }
@@ -115,6 +117,9 @@ const DESCRIPTION = { type: "string", max: 1000 } as const;
 const OBJECT = { type: "object" } as const;
 /** The client secret travels in params: never into traces. */
 const SECRET_PARAMS = { tags: { params: false, response: false } } as const;
+
+/** What GET /payment_intents/:id reads of an intent: the view's columns and what `fresh` checks. */
+const GET_ATTRIBUTES = [...INTENT_VIEW_ATTRIBUTES, "expiresAt", "latestTransactionId", "paymentLinkId"] as const;
 
 const intentNotFound = () => notFound("Payment intent not found");
 const slugFor = () => `pl_${randomBase62(24)}`;
@@ -246,10 +251,11 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 				if (!isUuid(ctx.params.id)) throw intentNotFound();
 				// A read for the response only: a plain row through the driver, no model instance
 				// (lib/payments/rows.ts). The organization stays in the WHERE: another's id is 404.
-				const row = await selectRow(models.PaymentIntent, { id: ctx.params.id, organizationId: org.id });
+				// Only the columns the view and the expiry check read (a third of the row).
+				const row = await selectRow(models.PaymentIntent, { id: ctx.params.id, organizationId: org.id }, GET_ATTRIBUTES);
 				if (!row) throw intentNotFound();
-				const intent = await this.fresh(row);
-				return intentView(intent, await latestTransactionOf(models, intent));
+				const { intent, latest } = await this.freshWithLatest(row);
+				return intentView(intent, latest);
 			},
 		},
 
@@ -481,12 +487,18 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 
 		/** Applies a due expiry (intent or its latest checkout) before the row is shown or changed. */
 		async fresh<I extends FreshIntent>(this: IntentsThis, intent: I): Promise<I | PaymentIntent> {
+			return (await this.freshWithLatest(intent)).intent;
+		},
+
+		/** `fresh`, with the latest checkout as it stands after (read once when nothing was due). */
+		async freshWithLatest<I extends FreshIntent>(this: IntentsThis, intent: I): Promise<{ intent: I | PaymentIntent; latest: Transaction | null }> {
 			const app = appOf(this.broker);
 			const now = app.clock.now();
 			const latest = await latestTransactionOf(app.models, intent);
-			if (!expiryDue(intent, now) && !(latest && expiryDue(latest, now))) return intent;
+			if (!expiryDue(intent, now) && !(latest && expiryDue(latest, now))) return { intent, latest };
 			await sweepExpired(app, this.broker, { paymentLinkId: intent.paymentLinkId });
-			return (await app.models.PaymentIntent.findByPk(intent.id)) ?? intent;
+			const after = (await app.models.PaymentIntent.findByPk(intent.id)) ?? intent;
+			return { intent: after, latest: await latestTransactionOf(app.models, after) };
 		},
 
 		/**

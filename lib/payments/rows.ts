@@ -38,6 +38,10 @@ interface Plan {
 	selectHead: string;
 	/** Attribute name -> quoted column name. */
 	fieldOf: Map<string, string>;
+	/** Attribute name -> the quoted attribute name (the alias a column read under another field name gets). */
+	quotedName: Map<string, string>;
+	/** The quoted table name. */
+	table: string;
 }
 
 const plans = new WeakMap<ModelStatic<Model>, Plan>();
@@ -79,10 +83,12 @@ function planOf(model: ModelStatic<Model>): Plan {
 	const timezone = (sequelize as unknown as { options: { timezone?: string } }).options.timezone;
 	const columns: Column[] = [];
 	const fieldOf = new Map<string, string>();
+	const quotedName = new Map<string, string>();
 	const selected: string[] = [];
 	for (const [name, attr] of Object.entries(model.getAttributes())) {
 		const field = attr.field ?? name;
 		fieldOf.set(name, qg.quoteIdentifier(field));
+		quotedName.set(name, qg.quoteIdentifier(name));
 		selected.push(field === name ? qg.quoteIdentifier(field) : `${qg.quoteIdentifier(field)} AS ${qg.quoteIdentifier(name)}`);
 		const type = attr.type as unknown as DateType;
 		columns.push({
@@ -100,6 +106,8 @@ function planOf(model: ModelStatic<Model>): Plan {
 		insertSqlPositional: `${insertHead}${columns.map(() => "?").join(",")})`,
 		selectHead: `SELECT ${selected.join(",")} FROM ${table} WHERE `,
 		fieldOf,
+		quotedName,
+		table,
 	};
 	plans.set(model, plan);
 	return plan;
@@ -207,21 +215,75 @@ interface PooledConnections {
 	releaseConnection(connection: unknown): Promise<void> | void;
 }
 
+/** A narrowed SELECT of selectRow: its statement and the columns it reads, per model, where-columns and attributes. */
+interface Narrowed {
+	sql: string;
+	columns: Column[];
+}
+const narrowed = new WeakMap<ModelStatic<Model>, Map<string, Narrowed>>();
+
+/** `SELECT <attributes> FROM t WHERE <where> = ? ... LIMIT 1` (positional), built once per shape. */
+function narrowedSelect(model: ModelStatic<Model>, plan: Plan, whereNames: string[], attributes: readonly string[]): Narrowed {
+	let byShape = narrowed.get(model);
+	if (!byShape) narrowed.set(model, (byShape = new Map()));
+	const key = `${whereNames.join(",")}|${attributes.join(",")}`;
+	let found = byShape.get(key);
+	if (found) return found;
+	const columns = attributes.map(name => {
+		const column = plan.columns.find(c => c.name === name);
+		if (!column) throw new Error(`selectRow(${model.name}): no attribute ${name}`);
+		return column;
+	});
+	const selected = columns.map(c => (plan.fieldOf.get(c.name) === plan.quotedName.get(c.name) ? plan.fieldOf.get(c.name) : `${plan.fieldOf.get(c.name)} AS ${plan.quotedName.get(c.name)}`));
+	const conditions = whereNames.map(name => {
+		const field = plan.fieldOf.get(name);
+		if (field === undefined) throw new Error(`selectRow(${model.name}): bad condition on ${name}`);
+		return `${field} = ?`;
+	});
+	if (conditions.length === 0) throw new Error(`selectRow(${model.name}): no condition`);
+	found = { sql: `SELECT ${selected.join(",")} FROM ${plan.table} WHERE ${conditions.join(" AND ")} LIMIT 1`, columns };
+	byShape.set(key, found);
+	return found;
+}
+
 /**
  * The one row of `model` matching every `where` column, as a plain object of its attributes read
  * through the model's getters (what `instance.get()` gives), or null. For reads that only build a
- * response (GET /payment_intents/:id): no instance is built. On MySQL the prepared statement goes
- * to a connection of Sequelize's own pool through the driver (the pool's type casting, so dates
- * and decimals come back as Sequelize reads them); elsewhere through sequelize.query.
+ * response (GET /payment_intents/:id): no instance is built. `attributes`: only these columns are
+ * read (and the row has only these): the server sends, and the driver parses, a column
+ * definition and a value per column, so a response that shows a third of a wide row reads a
+ * third. On MySQL the prepared statement goes to a connection of Sequelize's own pool through the
+ * driver (the pool's type casting, so dates and decimals come back as Sequelize reads them);
+ * elsewhere through sequelize.query.
  */
-export async function selectRow<M extends Model>(model: ModelStatic<M>, where: Where<M>): Promise<Attributes<M> | null> {
+export async function selectRow<M extends Model, K extends keyof Attributes<M> & string = keyof Attributes<M> & string>(
+	model: ModelStatic<M>,
+	where: Where<M>,
+	attributes?: readonly K[],
+): Promise<Pick<Attributes<M>, K> | null> {
 	const plan = planOf(model as unknown as ModelStatic<Model>);
 	const sequelize = model.sequelize as Sequelize;
 	if (sequelize.getDialect() !== "mysql") {
-		const found = await selectOne(model, where);
-		return found ? (found.get() as Attributes<M>) : null;
+		const found = attributes
+			? await model.findOne({ where: where as never, attributes: attributes as unknown as string[] })
+			: await selectOne(model, where);
+		return found ? (found.get() as Pick<Attributes<M>, K>) : null;
 	}
-	const { sql, bound } = selectStatement(model, plan, where, true);
+	let sql: string;
+	let bound: Array<string | number>;
+	let columns = plan.columns;
+	if (attributes) {
+		const names = Object.keys(where);
+		bound = [];
+		for (const name of names) {
+			const value = (where as Record<string, string | number | undefined | null>)[name];
+			if (value === undefined || value === null) throw new Error(`selectRow(${model.name}): bad condition on ${name}`);
+			bound.push(value);
+		}
+		const shape = narrowedSelect(model as unknown as ModelStatic<Model>, plan, names, attributes);
+		sql = shape.sql;
+		columns = shape.columns;
+	} else ({ sql, bound } = selectStatement(model, plan, where, true));
 	const pool = (sequelize as unknown as { connectionManager: PooledConnections }).connectionManager;
 	const conn = await pool.getConnection({ type: "read" });
 	let rows: Array<Record<string, unknown>>;
@@ -238,8 +300,8 @@ export async function selectRow<M extends Model>(model: ModelStatic<M>, where: W
 	const raw = rows[0];
 	if (!raw) return null;
 	const row: Record<string, unknown> = {};
-	for (const column of plan.columns) row[column.name] = readBack(column, raw[column.name]);
-	return row as Attributes<M>;
+	for (const column of columns) row[column.name] = readBack(column, raw[column.name]);
+	return row as Pick<Attributes<M>, K>;
 }
 
 // ---------------------------------------------------------------------------------------------

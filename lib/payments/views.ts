@@ -39,7 +39,7 @@ export interface IntentLike {
 }
 
 /** `reversal` on an intent's read view and event object, only when one stands. */
-function reversalField(intent: IntentLike): { reversal?: IntentReversal } {
+function reversalField(intent: Pick<IntentLike, "reversal">): { reversal?: IntentReversal } {
 	return intent.reversal ? { reversal: intent.reversal } : {};
 }
 
@@ -115,8 +115,11 @@ export function intentCreatedView(intent: IntentLike, link: { id: string; slug: 
 	};
 }
 
+/** What intentView shows of an intent: GET /payment_intents/:id reads only these columns (INTENT_VIEW_ATTRIBUTES). */
+export const INTENT_VIEW_ATTRIBUTES = ["id", "amount", "currency", "status", "paymentMethodTypes", "reversal", "createdAt", "updatedAt"] as const;
+
 /** GET /payment_intents/:id (and the simulate answer). */
-export function intentView(intent: IntentLike, latest: TransactionLike | null) {
+export function intentView(intent: Pick<IntentLike, (typeof INTENT_VIEW_ATTRIBUTES)[number]>, latest: TransactionLike | null) {
 	return {
 		id: intent.id,
 		amount: intent.amount,

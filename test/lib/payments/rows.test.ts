@@ -201,6 +201,25 @@ describe("lib/payments/rows", () => {
 		expect(many.every(r => r?.id === id)).toBe(true);
 	});
 
+	it("selectRow with attributes answers findOne's attributes for those columns only, and null for another organization", async () => {
+		const { models, sequelize } = node.app;
+		const org = crypto.randomUUID();
+		const id = crypto.randomUUID();
+		const reversal = { transactionId: crypto.randomUUID(), amount: "1.5", currency: "usdc", hash: "0xabc", reversedAt: created.toISOString() };
+		await sequelize.transaction(t => insertRow(models.PaymentIntent, { ...intentValues(id, org), expiresAt: expires, reversal }, t));
+		const attributes = ["id", "amount", "status", "paymentMethodTypes", "reversal", "createdAt", "expiresAt", "latestTransactionId"] as const;
+		const row = await selectRow(models.PaymentIntent, { id, organizationId: org }, attributes);
+		const orm = (await models.PaymentIntent.findOne({ where: { id, organizationId: org } }))!.get();
+		expect(Object.keys(row!).sort()).toEqual([...attributes].sort());
+		expect(row).toEqual(Object.fromEntries(attributes.map(a => [a, orm[a]])));
+		expect(row!.reversal).toEqual(reversal);
+		expect(row!.expiresAt).toEqual(expires);
+		// Same shape again (the statement is built once), other values; another organization's id is null.
+		expect(await selectRow(models.PaymentIntent, { id, organizationId: crypto.randomUUID() }, attributes)).toBeNull();
+		expect(await selectRow(models.PaymentIntent, { id: "x' OR '1'='1", organizationId: org }, attributes)).toBeNull();
+		await expect(selectRow(models.PaymentIntent, { id, organizationId: org }, ["nope" as never])).rejects.toThrow(/no attribute nope/);
+	});
+
 	it("inlineValue writes what sequelize.escape writes on MySQL, every special character included", async () => {
 		// A MySQL Sequelize that never connects (escape needs no connection).
 		const mysql = new Sequelize({ dialect: "mysql", logging: false, timezone: "+00:00" });
