@@ -11,6 +11,7 @@ import mysql from "mysql2/promise";
 import { QueryTypes, Sequelize } from "sequelize";
 import { createSequelize, inDriverTransaction, runMigrations } from "../lib/db";
 import { insertRow, selectOne, selectRow } from "../lib/payments/rows";
+import { INTENT_GET_ATTRIBUTES } from "../lib/payments/views";
 import { defineModels, Models } from "../models";
 
 const MYSQL_URL = (process.env.BENCH_MYSQL_URL || "mysql://root@127.0.0.1:3306").replace(/\/+$/, "");
@@ -128,7 +129,11 @@ async function main(): Promise<void> {
 				sequelize.query(sql, { replacements: [idOf(i), org], model: models.PaymentIntent, mapToModel: true }),
 			);
 			await measure("read intent: selectOne (lib/payments/rows.ts, findOwn; GET before)", i => selectOne(models.PaymentIntent, { id: idOf(i), organizationId: org }));
-			await measure("read intent: selectRow (lib/payments/rows.ts, GET now)", i => selectRow(models.PaymentIntent, { id: idOf(i), organizationId: org }));
+			await measure("read intent: selectRow, every column (GET before)", i => selectRow(models.PaymentIntent, { id: idOf(i), organizationId: org }));
+			await measure("read intent: selectRow, GET's 11 columns (GET now)", i => selectRow(models.PaymentIntent, { id: idOf(i), organizationId: org }, INTENT_GET_ATTRIBUTES));
+			await measure("read intent: SELECT * on a raw mysql2 connection (execute, floor-select's read)", i =>
+				new Promise((resolve, reject) => raw.execute(sql, [idOf(i), org], (err, r) => (err ? reject(err) : resolve(r)))),
+			);
 		}
 	} finally {
 		for (const close of closers) await close().catch(() => undefined);

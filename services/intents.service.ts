@@ -38,7 +38,7 @@ import {
 	SweepResult,
 	withPaymentLocked,
 } from "../lib/payments/store";
-import { INTENT_VIEW_ATTRIBUTES, intentConfirmedView, intentCreatedView, intentStatusView, intentUpdatedView, intentView, payPageUrl } from "../lib/payments/views";
+import { INTENT_GET_ATTRIBUTES, intentConfirmedView, intentCreatedView, intentStatusView, intentUpdatedView, intentView, payPageUrl } from "../lib/payments/views";
 import { checkoutsOf, intentEvents, supportIntentView, supportLinkView } from "../lib/payments/support";
 import { SUPPORT_ID } from "../lib/support/params";
 import { IdempotencyMethods, IdempotencyMeta, IdempotencyMixin } from "../mixins/idempotency.mixin";
@@ -117,9 +117,6 @@ const DESCRIPTION = { type: "string", max: 1000 } as const;
 const OBJECT = { type: "object" } as const;
 /** The client secret travels in params: never into traces. */
 const SECRET_PARAMS = { tags: { params: false, response: false } } as const;
-
-/** What GET /payment_intents/:id reads of an intent: the view's columns and what `fresh` checks. */
-const GET_ATTRIBUTES = [...INTENT_VIEW_ATTRIBUTES, "expiresAt", "latestTransactionId", "paymentLinkId"] as const;
 
 const intentNotFound = () => notFound("Payment intent not found");
 const slugFor = () => `pl_${randomBase62(24)}`;
@@ -252,7 +249,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 				// A read for the response only: a plain row through the driver, no model instance
 				// (lib/payments/rows.ts). The organization stays in the WHERE: another's id is 404.
 				// Only the columns the view and the expiry check read (a third of the row).
-				const row = await selectRow(models.PaymentIntent, { id: ctx.params.id, organizationId: org.id }, GET_ATTRIBUTES);
+				const row = await selectRow(models.PaymentIntent, { id: ctx.params.id, organizationId: org.id }, INTENT_GET_ATTRIBUTES);
 				if (!row) throw intentNotFound();
 				const { intent, latest } = await this.freshWithLatest(row);
 				return intentView(intent, latest);

@@ -264,6 +264,7 @@ export async function selectRow<M extends Model, K extends keyof Attributes<M> &
 	const plan = planOf(model as unknown as ModelStatic<Model>);
 	const sequelize = model.sequelize as Sequelize;
 	if (sequelize.getDialect() !== "mysql") {
+		for (const name of attributes ?? []) if (!plan.fieldOf.has(name)) throw new Error(`selectRow(${model.name}): no attribute ${name}`);
 		const found = attributes
 			? await model.findOne({ where: where as never, attributes: attributes as unknown as string[] })
 			: await selectOne(model, where);

@@ -115,8 +115,11 @@ export function intentCreatedView(intent: IntentLike, link: { id: string; slug: 
 	};
 }
 
-/** What intentView shows of an intent: GET /payment_intents/:id reads only these columns (INTENT_VIEW_ATTRIBUTES). */
+/** What intentView shows of an intent. */
 export const INTENT_VIEW_ATTRIBUTES = ["id", "amount", "currency", "status", "paymentMethodTypes", "reversal", "createdAt", "updatedAt"] as const;
+
+/** What GET /payment_intents/:id reads of an intent: the view's columns and what the expiry check (`fresh`) reads. */
+export const INTENT_GET_ATTRIBUTES = [...INTENT_VIEW_ATTRIBUTES, "expiresAt", "latestTransactionId", "paymentLinkId"] as const;
 
 /** GET /payment_intents/:id (and the simulate answer). */
 export function intentView(intent: Pick<IntentLike, (typeof INTENT_VIEW_ATTRIBUTES)[number]>, latest: TransactionLike | null) {
