@@ -62,7 +62,8 @@ describe("merchant onboarding over HTTP", () => {
 		const ok = await node.http("POST", "/api-keys/test", { body: { key, secret } });
 		expect(ok.status).toBe(200);
 		expect(ok.body.ok).toBe(true);
-		const wrong = await node.http("POST", "/api-keys/test", { body: { key, secret: `${secret.slice(0, -1)}x` } });
+		// The last character changed (a secret that ends in "x" would otherwise stay right: a 1-in-62 flake).
+		const wrong = await node.http("POST", "/api-keys/test", { body: { key, secret: `${secret.slice(0, -1)}${secret.endsWith("x") ? "y" : "x"}` } });
 		expect(wrong.status).toBe(401);
 		expect(wrong.body.message).toBe("Invalid API key");
 
