@@ -83,6 +83,10 @@ interface RunnerEntry {
 	slug: string;
 	/** A hand-over asked by the fair share (lib/watchers/balancer.ts): done before the network's next step. */
 	handOver: Array<(released: boolean) => void>;
+	/** When the lease was last taken or renewed (wall clock ms). */
+	renewedAt: number;
+	/** A hand-over under way (its lease being released): the round leaves the network alone meanwhile. */
+	releasing: Promise<void> | null;
 }
 
 interface SweeperMethods {
@@ -93,6 +97,7 @@ interface SweeperMethods {
 	handOverNow(r: RunnerEntry): Promise<void>;
 	refreshNetworks(): Promise<void>;
 	stepWithHeartbeat(r: RunnerEntry, lease: Lease): Promise<void>;
+	renewWaiting(stepping: RunnerEntry): Promise<void>;
 }
 
 interface SweeperVars {
@@ -103,6 +108,8 @@ interface SweeperVars {
 	balancer: LeaseBalancer;
 	/** Another round wanted right after the one running (a lease released by another replica, a hand-over asked). */
 	again: boolean;
+	/** The network whose turn in the round it is (lease, catalogue, step); null between turns. */
+	stepping: RunnerEntry | null;
 }
 
 type SweeperThis = Service & SweeperVars & SweeperMethods;
@@ -208,6 +215,23 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		},
 
 		methods: {
+			/**
+			 * Renews the leases of the networks waiting for their turn in the round (those not renewed for
+			 * a third of SWEEP_LEASE_MS); one found lost is taken again (or not) at its turn.
+			 */
+			async renewWaiting(this: SweeperThis, stepping: RunnerEntry) {
+				const { models, config } = appOf(this.broker);
+				for (const other of this.runners.values()) {
+					const lease = other.lease;
+					if (other === stepping || !lease || Date.now() - other.renewedAt < config.sweeper.leaseMs / 3) continue;
+					const at = Date.now();
+					// An error says nothing about the lease: its turn in the round renews it or finds it lost.
+					const held = await renewLease(models, lease, config.sweeper.leaseMs, at).catch(() => null);
+					if (held === false && other.lease === lease) other.lease = null;
+					if (held) other.renewedAt = at;
+				}
+			},
+
 			/** A round now, or right after the one running. */
 			kick(this: SweeperThis) {
 				if (this.running) {
@@ -237,7 +261,11 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				const waiters = r.handOver.splice(0);
 				const lease = r.lease;
 				r.lease = null;
-				const released = lease !== null && (await releaseLease(appOf(this.broker).models, lease, Date.now()).then(() => true, () => false));
+				const releasing = lease !== null ? releaseLease(appOf(this.broker).models, lease, Date.now()).then(() => true, () => false) : Promise.resolve(false);
+				r.releasing = releasing.then(() => undefined);
+				const released = await releasing.finally(() => {
+					r.releasing = null;
+				});
 				if (released) {
 					this.logger.info(`Sweeper: hands ${r.slug} over (fair share)`);
 					Promise.resolve(this.broker.broadcast(LEASE_RELEASED_EVENT, { service: this.name, leaseId: r.leaseId, stopping: false })).catch(() => undefined);
@@ -262,7 +290,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					startCounters(this.broker, METRIC.sweepsBlocked, SWEEP_HOLD_SCOPES.map(scope => ({ network: network.slug, scope })));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
-					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug, handOver: [] });
+					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug, handOver: [], renewedAt: 0, releasing: null });
 					this.logger.info(`Sweeper: sweeping ${network.slug} through ${redactUrl(rpcUrl)}`);
 				}
 			},
@@ -275,7 +303,8 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 
 			/**
 			 * One round: the lease of each network (taken or renewed), then a step where it is held. The
-			 * lease is renewed while the step runs (a heartbeat at a third of SWEEP_LEASE_MS): once a
+			 * leases are renewed while a step runs (a heartbeat at a third of SWEEP_LEASE_MS: the stepping
+			 * network's and those of the networks waiting for their turn): once the stepping one's
 			 * renewal fails the step is aborted between sweeps, and every write it still tries is refused
 			 * by the fence (lib/sweeps/store.ts), so a node that lost its lease mid-step changes nothing.
 			 */
@@ -284,14 +313,20 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				await this.refreshNetworks();
 				for (const r of this.runners.values()) {
 					try {
+						if (r.releasing) await r.releasing;
 						// Between two steps of this network: a hand-over the fair share asked for.
 						if (r.handOver.length) {
 							await this.handOverNow(r);
 							continue;
 						}
-						if (r.lease && !(await renewLease(models, r.lease, config.sweeper.leaseMs, Date.now()))) r.lease = null;
-						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, Date.now(), this.balancer.takeDelayMs(r.leaseId));
+						this.stepping = r;
+						// The round is one network after another: the others' leases are kept alive meanwhile.
+						await this.renewWaiting(r);
+						const at = Date.now();
+						if (r.lease && !(await renewLease(models, r.lease, config.sweeper.leaseMs, at))) r.lease = null;
+						if (!r.lease) r.lease = await acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, at, this.balancer.takeDelayMs(r.leaseId));
 						if (r.lease) {
+							r.renewedAt = at;
 							// A token switched on (or its contract, or the confirmations, changed) since the last step.
 							const fresh = await readNetworkCatalogue(models, r.network.id);
 							if (fresh) Object.assign(r.network, { requiredConfirmations: fresh.requiredConfirmations, tokens: fresh.tokens });
@@ -305,7 +340,11 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 						}
 						this.logger.warn(`Sweeper step failed on ${r.slug}: ${(err as Error).message}`);
 						captureLoopError(err, { service: this.name, network: r.slug });
+					} finally {
+						if (this.stepping === r) this.stepping = null;
 					}
+					// Asked while this network stepped: handed over now, not a round later.
+					if (r.handOver.length) await this.handOverNow(r).catch(() => undefined);
 				}
 			},
 
@@ -318,9 +357,14 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					renewing = renewLease(models, lease, config.sweeper.leaseMs, Date.now())
 						.then(held => {
 							if (!held) lost.abort();
+							else r.renewedAt = Date.now();
 						})
 						// A database that cannot be reached cannot confirm the lease either: stop writing.
 						.catch(() => lost.abort())
+						// The other networks this node leads wait for this step (one network steps at a time):
+						// their leases are renewed too, else a round longer than SWEEP_LEASE_MS (a slow node,
+						// a busy machine) lets them lapse, unled until a replica takes them again.
+						.then(() => this.renewWaiting(r))
 						.finally(() => {
 							renewing = null;
 						});
@@ -344,6 +388,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 			this.running = null;
 			this.owner = `${this.broker.nodeID}:${process.pid}:${this.name}`;
 			this.again = false;
+			this.stepping = null;
 			const { config, models } = appOf(this.broker);
 			this.balancer = new LeaseBalancer({
 				broker: this.broker,
@@ -361,7 +406,11 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 						releasable: () => r.lease !== null,
 						release: () => {
 							const done = new Promise<boolean>(resolve => r.handOver.push(resolve));
-							this.kick();
+							// Only one network steps at a time: any other is between two of its steps, so it is
+							// handed over now, not at its turn in a round that may take long; the stepping one
+							// right after its step.
+							if (this.stepping !== r && !r.releasing) void this.handOverNow(r);
+							else this.kick();
 							return done;
 						},
 					})),

@@ -17,105 +17,44 @@
  *
  * MySQL only: several processes on one SQLite file is not a supported deployment.
  */
-import { parseEther } from "ethers";
 import { Op } from "sequelize";
 import { systemClock } from "../../lib/clock";
-import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { startAnvil, Anvil } from "../helpers/anvil";
-import { BACKEND, REDIS_URL, TestNode } from "../helpers/harness";
-import { startClusterProcess, NodeProcess } from "../helpers/node-process";
+import type { Anvil } from "../helpers/anvil";
+import { FAIR_SHARE_NETWORKS as NETWORKS, LeaseWatch, Payer, startFairShareAnvils, startReplica } from "../helpers/fair-share";
+import { BACKEND, TestNode } from "../helpers/harness";
+import type { NodeProcess } from "../helpers/node-process";
 import { until } from "../helpers/until";
 import { expectCreditedOnce, WatcherProcessChain } from "../helpers/watcher-processes";
-import { createMerchant, Merchant, openCheckout, startPaymentsNode } from "../e2e/payments.helpers";
+import { createMerchant, Merchant, startPaymentsNode } from "../e2e/payments.helpers";
 import { uniqueId } from "./cluster.helpers";
 
 const NATS_URL = process.env.TEST_NATS_URL || "nats://127.0.0.1:4222";
-const NETWORKS = [
-	{ slug: "ethereum-sepolia", chainId: 11155111 },
-	{ slug: "base-sepolia", chainId: 84532 },
-	{ slug: "arbitrum-sepolia", chainId: 421614 },
-	{ slug: "optimism-sepolia", chainId: 11155420 },
-].map(n => ({ ...n, id: networkIdFor(n.slug), eth: tokenIdFor(n.slug, "ETH"), env: `RPC_URL_${n.slug.toUpperCase().replace(/-/g, "_")}` }));
 const LEASE_MS = 30_000;
 
 const describeMysql = BACKEND === "mysql" ? describe : describe.skip;
 if (BACKEND !== "mysql") console.warn("watcher fair share: runs on the mysql project (several processes share one database)");
 
-/** The lease rows, sampled: per network, the periods it had no live lease. */
-class LeaseWatch {
-	private timer: NodeJS.Timeout | null = null;
-	private unledSince = new Map<string, number>();
-	readonly gaps: Array<{ network: string; ms: number; phase: string }> = [];
-	holders = new Map<string, string | null>();
-	phase = "start";
-
-	constructor(private readonly node: TestNode) {}
-
-	start(): void {
-		let busy = false;
-		this.timer = setInterval(async () => {
-			if (busy) return;
-			busy = true;
-			try {
-				const rows = await this.node.app.models.ChainCursor.findAll({ where: { networkId: { [Op.in]: NETWORKS.map(n => n.id) } } });
-				const now = Date.now();
-				for (const r of rows) {
-					const led = r.leaseOwner !== null && r.leaseUntil !== null && r.leaseUntil.getTime() >= now;
-					this.holders.set(r.networkId, led ? r.leaseOwner!.split(":")[0] : null);
-					const since = this.unledSince.get(r.networkId);
-					if (!led && since === undefined) this.unledSince.set(r.networkId, now);
-					if (led && since !== undefined) {
-						this.unledSince.delete(r.networkId);
-						this.gaps.push({ network: NETWORKS.find(n => n.id === r.networkId)!.slug, ms: now - since, phase: this.phase });
-					}
-				}
-			} catch {
-				// the next sample
-			} finally {
-				busy = false;
-			}
-		}, 50);
-	}
-
-	stop(): void {
-		if (this.timer) clearInterval(this.timer);
-	}
-
-	/** Networks led per node id (live leases). */
-	counts(): Map<string, number> {
-		const out = new Map<string, number>();
-		for (const h of this.holders.values()) if (h) out.set(h, (out.get(h) ?? 0) + 1);
-		return out;
-	}
-
-	allLed(): boolean {
-		return this.holders.size === NETWORKS.length && [...this.holders.values()].every(h => h !== null);
-	}
-}
-
 describeMysql("watcher-evm replicas share four networks fairly (processes over NATS)", () => {
-	const anvils: Anvil[] = [];
+	let anvils: Anvil[] = [];
 	let node: TestNode;
 	let merchant: Merchant;
 	let watch: LeaseWatch;
+	let payer: Payer;
 	const procs = new Map<string, NodeProcess>();
-	const payments: Array<{ txId: string; network: string }> = [];
-	let paying = false;
-	let payer: Promise<void> | null = null;
 	const output = () => [...procs].map(([name, p]) => `--- ${name} ---\n${p.output().slice(-4000)}`).join("\n");
 
 	beforeAll(async () => {
-		for (const n of NETWORKS) anvils.push(await startAnvil({ chainId: n.chainId, blockTime: 1 }));
+		anvils = await startFairShareAnvils();
 		const namespace = uniqueId("share");
 		node = await startPaymentsNode({ env: { TRANSPORTER: NATS_URL, NAMESPACE: namespace }, clock: systemClock, nodeID: uniqueId("payments") });
 		merchant = await createMerchant(node);
-		watch = new LeaseWatch(node);
+		watch = new LeaseWatch(node, NETWORKS.map(n => ({ leaseId: n.id, slug: n.slug })));
 		watch.start();
+		payer = new Payer(node, merchant, anvils);
 	}, 180_000);
 
 	afterAll(async () => {
-		paying = false;
-		await payer;
+		await payer?.stop();
 		watch?.stop();
 		await Promise.all([...procs.values()].map(p => p.kill()));
 		await node?.stop();
@@ -125,67 +64,32 @@ describeMysql("watcher-evm replicas share four networks fairly (processes over N
 	function watcher(name: string): { id: string; proc: NodeProcess } {
 		const id = uniqueId(name);
 		const rpc = Object.fromEntries(NETWORKS.map((n, i) => [n.env, anvils[i].url]));
-		const proc = startClusterProcess(node, id, ["watcher-evm"], {
-			TRANSPORTER: NATS_URL,
-			NAMESPACE: node.broker.namespace,
-			REDIS_URL,
-			REDIS_PREFIX: node.config.redisPrefix,
-			METRICS: "off",
-			LOG_LEVEL: "info",
+		const proc = startReplica(node, id, "watcher-evm", {
 			WATCHER_POLL_MS: "200",
 			WATCHER_LEASE_MS: String(LEASE_MS),
 			WATCHER_RECONCILE_MS: "0",
-			WATCHER_REBALANCE_MS: "1000",
-			WATCHER_TAKE_DEFER_MS: "2000",
 			...rpc,
 		});
 		procs.set(id, proc);
 		return { id, proc };
 	}
 
-	/** Opens a checkout on each network in turn and pays it 0.01 ETH, until told to stop. */
-	function startPaying(): void {
-		paying = true;
-		payer = (async () => {
-			for (let i = 0; paying; i++) {
-				const k = i % NETWORKS.length;
-				const n = NETWORKS[k];
-				try {
-					const c = await openCheckout(node, merchant.sandboxKey, { amount: "0.01", currency: "eth", tokenId: n.eth, networkId: n.id });
-					await anvils[k].accounts[1].sendTransaction({ to: c.address, value: parseEther("0.01") });
-					payments.push({ txId: c.txId, network: n.slug });
-				} catch (err) {
-					// A checkout refused while a network is unwatched would show here: the test fails on it below.
-					payments.push({ txId: `failed: ${(err as Error).message}`, network: n.slug });
-				}
-				await new Promise(r => setTimeout(r, 250));
-			}
-		})();
-	}
-
 	/** Every payment made so far credited exactly once. */
 	async function allCredited(): Promise<void> {
-		const made = [...payments];
-		expect(made.filter(p => p.txId.startsWith("failed")).map(p => p.txId)).toEqual([]);
-		const ids = made.map(p => p.txId);
+		const ids = payer.made().map(p => p.txId);
 		await until(`${ids.length} payments credited`, async () => (await node.app.models.TransactionCredit.count({ where: { transactionId: { [Op.in]: ids } } })) >= ids.length, 180_000, output);
 		const rows = await node.app.models.TransactionCredit.findAll({ where: { transactionId: { [Op.in]: ids } } });
 		expect(rows).toHaveLength(ids.length);
 		expect(new Set(rows.map(r => r.transactionId)).size).toBe(ids.length);
 	}
 
-	const evenedOut = (ids: string[]) => {
-		const counts = watch.counts();
-		const lo = Math.floor(NETWORKS.length / ids.length);
-		const hi = Math.ceil(NETWORKS.length / ids.length);
-		return watch.allLed() && ids.every(id => (counts.get(id) ?? 0) >= lo && (counts.get(id) ?? 0) <= hi) && [...counts.keys()].every(k => ids.includes(k));
-	};
+	const evenedOut = (ids: string[]) => watch.evenedOut(ids);
 
 	it("spreads, takes over after a kill -9, and hands over at a graceful stop; every payment credited once", async () => {
 		const w1 = watcher("fs-w1");
 		await until("one watcher leading all four networks", () => watch.allLed() && watch.counts().get(w1.id) === NETWORKS.length, 120_000, output);
-		startPaying();
-		await until("a few payments", () => payments.length >= 8, 60_000, output);
+		payer.start();
+		await until("a few payments", () => payer.payments.length >= 8, 60_000, output);
 
 		// Two more replicas: the share is 2, and each ends with 1 or 2.
 		watch.phase = "scale-up";
@@ -218,25 +122,24 @@ describeMysql("watcher-evm replicas share four networks fairly (processes over N
 		await stopping.proc.stop();
 		await until("the last replica leading all four", () => evenedOut([last.id]), 120_000, output);
 		const evenStop = Date.now() - stoppedAt;
-		paying = false;
-		await payer;
+		await payer.stop();
 		await allCredited();
 
-		const byPhase = (phase: string) => watch.gaps.filter(g => g.phase === phase);
-		const worst = (phase: string) => Math.max(0, ...byPhase(phase).map(g => g.ms));
+		const [up, kill, graceful] = ["scale-up", "kill", "graceful"].map(phase => watch.phaseGaps(phase));
+		const payments = payer.made();
 		console.log(
 			[
 				`fair share: ${payments.length} payments, each credited once`,
-				`scale-up 1 -> 3: even within ${evenUp} ms; ${byPhase("scale-up").length} hand-over(s), unled ${byPhase("scale-up").map(g => `${g.network} ${g.ms} ms`).join(", ")}`,
-				`kill -9: even within ${evenKill} ms; unled ${byPhase("kill").map(g => `${g.network} ${g.ms} ms`).join(", ")}`,
-				`graceful stop: all led by the last within ${evenStop} ms; unled ${byPhase("graceful").map(g => `${g.network} ${g.ms} ms`).join(", ")}`,
+				`scale-up 1 -> 3: even within ${evenUp} ms; ${up.gaps.length} hand-over(s), unled ${up.text}`,
+				`kill -9: even within ${evenKill} ms; unled ${kill.text}`,
+				`graceful stop: all led by the last within ${evenStop} ms; unled ${graceful.text}`,
 			].join("\n"),
 		);
 		// A hand-over or a graceful stop never waits for a lease to run out (the replicas got their
 		// networks by hand-overs: the first kept its leases alive all along; a gap under the 50 ms
 		// sampling does not show).
-		expect(worst("scale-up")).toBeLessThan(LEASE_MS);
-		expect(worst("graceful")).toBeLessThan(LEASE_MS);
+		expect(up.worst).toBeLessThan(LEASE_MS);
+		expect(graceful.worst).toBeLessThan(LEASE_MS);
 		// Per network: each payment credited once with its amount, no chain event credited or stored twice.
 		for (const n of NETWORKS) {
 			const chain = { node, networkId: n.id } as WatcherProcessChain;

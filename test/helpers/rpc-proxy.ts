@@ -6,7 +6,7 @@
  * provider's error page echoing an API key), answer each transaction receipt `null` once (a lagging
  * node behind a load balancer), hold answers and release them later (a call in flight while
  * something else happens), swallow signed transactions (they never reach the node), and count the
- * calls by method (batches counted per call).
+ * calls by method (batches counted per call), and tell a listener of each request as it arrives.
  */
 import http from "node:http";
 import type net from "node:net";
@@ -71,6 +71,8 @@ export interface RpcProxyOptions {
 	maxLogsRange?: number | null;
 	/** Every request must carry these Basic credentials, else 401 (an RPC endpoint behind basic auth). */
 	auth?: { user: string; password: string };
+	/** Told of each request as it arrives (its methods), before it is passed on: who used the node when. */
+	onRequest?: (methods: string[]) => void;
 }
 
 export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}): Promise<RpcProxy> {
@@ -144,6 +146,7 @@ export async function startRpcProxy(upstream: string, opts: RpcProxyOptions = {}
 			}
 			try {
 				const payload = JSON.parse(Buffer.concat(chunks).toString()) as JsonRpcCall | JsonRpcCall[];
+				opts.onRequest?.((Array.isArray(payload) ? payload : [payload]).map(c => c.method));
 				const answers = await forward(Array.isArray(payload) ? payload : [payload]);
 				const body = JSON.stringify(Array.isArray(payload) ? answers : answers[0]);
 				if (swallow && (Array.isArray(payload) ? payload : [payload]).some(c => c.method === swallow)) {
