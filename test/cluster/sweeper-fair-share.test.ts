@@ -125,7 +125,7 @@ describeMysql("sweeper-evm replicas share four networks fairly (processes over N
 		const s1 = await sweeper("sfs-s1");
 		await until("one sweeper leading all four networks", () => watch.allLed() && watch.counts().get(s1.id) === NETWORKS.length, 120_000, output);
 		payer.start();
-		await until("a few payments", () => payer.payments.length >= 8, 60_000, output);
+		await until("a few payments", () => payer.payments.length >= 8, 240_000, output);
 		await allSwept();
 
 		watch.phase = "scale-up";

@@ -89,7 +89,7 @@ describeMysql("watcher-evm replicas share four networks fairly (processes over N
 		const w1 = watcher("fs-w1");
 		await until("one watcher leading all four networks", () => watch.allLed() && watch.counts().get(w1.id) === NETWORKS.length, 120_000, output);
 		payer.start();
-		await until("a few payments", () => payer.payments.length >= 8, 60_000, output);
+		await until("a few payments", () => payer.payments.length >= 8, 240_000, output);
 
 		// Two more replicas: the share is 2, and each ends with 1 or 2.
 		watch.phase = "scale-up";
