@@ -19,6 +19,7 @@
  */
 import crypto from "node:crypto";
 import type { Attributes, Sequelize } from "sequelize";
+import pLimit from "p-limit";
 import { MEMPOOL_BLOCK_HASH, type BlockRef, type ChainSource, type ChainTransfer as SourceTransfer, type WatchedToken } from "../chains/source";
 import { isServiceUnavailable } from "../errors";
 import { fromBaseUnits, toBaseUnits } from "../money";
@@ -188,26 +189,11 @@ type ReportPlan =
 	| { kind: "credit"; row: TransferRow; item: CreditItem };
 
 /**
- * At most `width` calls at once, the rest queued in order: shared by the pages of one report pass,
- * so the next page's calls start as soon as this page's slots free (no idle tail at a page's end).
+ * A report pass's call slots: at most REPORT_CALLS calls at once, the rest queued in order (p-limit),
+ * shared by the pass's pages, so the next page's calls start as soon as this page's slots free (no
+ * idle tail at a page's end).
  */
-function limiter(width: number): <R>(fn: () => Promise<R>) => Promise<R> {
-	let running = 0;
-	const queue: Array<() => void> = [];
-	const release = () => {
-		running--;
-		queue.shift()?.();
-	};
-	return async <R>(fn: () => Promise<R>) => {
-		if (running >= width) await new Promise<void>(resolve => queue.push(resolve));
-		running++;
-		try {
-			return await fn();
-		} finally {
-			release();
-		}
-	};
-}
+type CallSlots = pLimit.Limit;
 
 /** `fn` over `items`, at most `width` at once, answers in order. */
 async function inChunks<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -844,7 +830,7 @@ export class NetworkWatcher {
 	 */
 	private async report(): Promise<number> {
 		const { models, network } = this.deps;
-		const slot = limiter(REPORT_CALLS);
+		const slot: CallSlots = pLimit(REPORT_CALLS);
 		const pages: Array<Promise<void>> = [];
 		let next: Promise<TransferRow[]> | null = pendingTransfers(models, network.id, REPORT_BATCH, 0);
 		let count = 0;
@@ -875,7 +861,7 @@ export class NetworkWatcher {
 	 * promise it returns ends with what the payments side acknowledged of them (to be recorded). A
 	 * failed call or item acknowledges nothing (reported again at the next pass).
 	 */
-	private async reportPage(rows: readonly TransferRow[], head: BlockRef, slot: ReturnType<typeof limiter>): Promise<{ credits: Promise<Array<Ack | null>> }> {
+	private async reportPage(rows: readonly TransferRow[], head: BlockRef, slot: CallSlots): Promise<{ credits: Promise<Array<Ack | null>> }> {
 		const payments = this.payments;
 		const networkId = this.deps.network.id;
 		const plans = await inChunks(rows, REPORT_CONCURRENCY, row => this.planReport(row, head).catch(err => (this.onError(err), null)));
@@ -911,7 +897,7 @@ export class NetworkWatcher {
 	}
 
 	/** Sends `plans` in calls of REPORT_CALL_ITEMS items, each call in a `slot`; a call that fails acknowledges none of its items. */
-	private async inBatchCalls<I, P extends { item: I }, R>(plans: P[], slot: ReturnType<typeof limiter>, send: (items: I[]) => Promise<R[]>, ack: (plan: P, answer: R) => Ack | null): Promise<Array<Ack | null>> {
+	private async inBatchCalls<I, P extends { item: I }, R>(plans: P[], slot: CallSlots, send: (items: I[]) => Promise<R[]>, ack: (plan: P, answer: R) => Ack | null): Promise<Array<Ack | null>> {
 		const parts: P[][] = [];
 		for (let i = 0; i < plans.length; i += REPORT_CALL_ITEMS) parts.push(plans.slice(i, i + REPORT_CALL_ITEMS));
 		const answered = await Promise.all(
