@@ -12,24 +12,12 @@ import Decimal from "decimal.js";
 import jsQR from "jsqr";
 import type { Browser, Page } from "playwright-core";
 import { catalogueNetwork, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { launchBrowser } from "../helpers/browser";
+import { launchBrowser, pngPixels, verticalGap } from "../helpers/browser";
 import { TestNode } from "../helpers/harness";
 import { createMerchant, Merchant, startPaymentsNode } from "./payments.helpers";
 
 const SHOP = "https://shop.example.com";
 const SHOTS = process.env.PAY_PAGE_SCREENSHOTS; // a folder: saves docs/pay-page.md's address-only screenshot
-
-/** The few DOM names the in-page decoder uses (the test program is compiled without the DOM library). */
-interface BrowserGlobals {
-	Image: new () => { src: string; decode(): Promise<void>; naturalWidth: number; naturalHeight: number };
-	document: {
-		createElement(tag: "canvas"): {
-			width: number;
-			height: number;
-			getContext(kind: "2d"): { drawImage(img: unknown, x: number, y: number): void; getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } };
-		};
-	};
-}
 
 // A browser page per test on a busy machine: one checkout took over a minute with both cores loaded.
 jest.setTimeout(240_000);
@@ -76,23 +64,8 @@ describe("pay page QR codes, decoded from the image", () => {
 
 	/** The text of the QR code as a scanner reads it: the element's screenshot, its pixels decoded by jsQR. */
 	async function scan(page: Page): Promise<string> {
-		const png = await page.locator("#qr").screenshot();
-		// The PNG's pixels through a canvas of a blank page (the pay page's CSP rightly forbids data: images).
-		const blank = await page.context().newPage();
-		const { width, height, data } = await blank.evaluate(async b64 => {
-			const { Image, document } = globalThis as unknown as BrowserGlobals;
-			const img = new Image();
-			img.src = `data:image/png;base64,${b64}`;
-			await img.decode();
-			const canvas = document.createElement("canvas");
-			canvas.width = img.naturalWidth;
-			canvas.height = img.naturalHeight;
-			const ctx = canvas.getContext("2d");
-			ctx.drawImage(img, 0, 0);
-			return { width: canvas.width, height: canvas.height, data: Array.from(ctx.getImageData(0, 0, canvas.width, canvas.height).data) };
-		}, png.toString("base64"));
-		await blank.close();
-		const code = jsQR(Uint8ClampedArray.from(data), width, height);
+		const { width, height, data } = await pngPixels(page.context(), await page.locator("#qr").screenshot());
+		const code = jsQR(data, width, height);
 		if (!code) throw new Error("no QR code found in the image");
 		return code.data;
 	}
@@ -148,6 +121,14 @@ describe("pay page QR codes, decoded from the image", () => {
 		expect(await page.locator("#asset").textContent()).toBe(contract);
 		expect(await page.locator("#asset-label").textContent()).toBe("USDT token contract");
 		if (SHOTS) await page.screenshot({ path: `${SHOTS}/pay-page-address-only.png`, fullPage: true });
+		// The note keeps as far from the address row above it as from the label below it (it touched the row once), on a phone too.
+		const addressRow = page.locator("#address").locator("..");
+		for (const width of [360, 800]) {
+			await page.setViewportSize({ width, height: 1000 });
+			const above = await verticalGap(addressRow, page.locator("#exact-note"));
+			expect(above).toBeGreaterThanOrEqual(12);
+			expect(above).toBeCloseTo(await verticalGap(page.locator("#exact-note"), page.locator("#exact-amount-label")), 0);
+		}
 		await page.getByRole("button", { name: "Copy amount" }).click();
 		await page.locator("#status", { hasText: "Amount copied" }).waitFor();
 		await page.getByRole("button", { name: "Copy token id" }).click();

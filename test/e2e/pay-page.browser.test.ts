@@ -4,7 +4,7 @@
  * links, the payer's support choice, 360 px, Spanish, an unknown slug. Runs in the sqlite jest project only (browser time).
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { launchBrowser } from "../helpers/browser";
+import { launchBrowser, pngPixels, verticalGap } from "../helpers/browser";
 import { TestNode } from "../helpers/harness";
 import { createMerchant, IDS, intentBody, Merchant, setPrices, startPaymentsNode } from "./payments.helpers";
 
@@ -55,6 +55,28 @@ describe("hosted pay page in a browser", () => {
 		return { page, context, errors };
 	}
 
+	/**
+	 * The pixels missing from the rule over the quote's Total row, between the label's left edge and
+	 * the amount's right edge (0: unbroken). The rule is the one pixel row, in a strip just above the
+	 * total, that differs from the card's background in the most places.
+	 */
+	async function totalRuleGaps(page: Page): Promise<number> {
+		const label = await page.locator("#quote").getByText("Total", { exact: true }).boundingBox();
+		const amount = await page.locator("#quote-total").boundingBox();
+		if (!label || !amount) throw new Error("the Total row is not laid out");
+		const x = Math.ceil(label.x) + 1;
+		const clip = { x, y: Math.floor(Math.min(label.y, amount.y)) - 8, width: Math.floor(amount.x + amount.width) - 1 - x, height: 10 };
+		const { width, height, data } = await pngPixels(page.context(), await page.screenshot({ clip }));
+		const card = ((await page.evaluate("getComputedStyle(document.getElementById('app')).backgroundColor")) as string).match(/\d+/g)!.map(Number);
+		let best = 0;
+		for (let y = 0; y < height; y++) {
+			let drawn = 0;
+			for (let i = y * width * 4; i < (y + 1) * width * 4; i += 4) if ([0, 1, 2].some(c => Math.abs(data[i + c] - card[c]) > 8)) drawn++;
+			best = Math.max(best, drawn);
+		}
+		return width - best;
+	}
+
 	it("pays a sandbox link: token choice, quote, address and QR, simulation, paid, back to the shop", async () => {
 		const { slug } = await intent();
 		const { page, context, errors } = await open();
@@ -78,6 +100,7 @@ describe("hosted pay page in a browser", () => {
 		expect(await page.locator("#quote-bridge").textContent()).toBe("1.5 USDC");
 		expect(await page.locator("#quote-support").textContent()).toBe("0 USDC");
 		expect(await page.locator("#quote-total").textContent()).toBe("1001.5 USDC");
+		expect(await totalRuleGaps(page)).toBe(0);
 		if (SHOTS) await page.screenshot({ path: `${SHOTS}/pay-page-quote-desktop.png`, fullPage: true });
 		await page.getByRole("button", { name: "Continue to payment" }).click();
 		// The deposit address, its QR code (EIP-681 with token and amount), the countdown.
@@ -90,6 +113,7 @@ describe("hosted pay page in a browser", () => {
 		expect(await page.locator("#status").textContent()).toBe("Waiting for your payment…");
 		expect(await page.locator("#status").getAttribute("aria-live")).toBe("polite");
 		expect(await page.locator("#simulation-only").textContent()).toBe("Only “Simulate payment” completes this checkout: do not send coins to this address.");
+		expect(await verticalGap(page.locator("#status"), page.locator("#simulation-only"))).toBeGreaterThanOrEqual(12);
 		// The checkout is in the URL: a reload comes back to it.
 		expect(page.url()).toMatch(/\/pay\/pl_\w+\/checkout\?transaction=[0-9a-f-]{36}/);
 		await page.reload();
@@ -150,6 +174,7 @@ describe("hosted pay page in a browser", () => {
 		await page.locator("#status", { hasText: /canceled/ }).waitFor();
 		expect(await page.locator("#status").textContent()).toBe("This payment was canceled.");
 		expect(await page.locator("#back").getAttribute("href")).toBe(`${SHOP}/cancel`);
+		expect(await verticalGap(page.locator("#status"), page.locator("#back"))).toBeGreaterThanOrEqual(12);
 		expect(await page.locator("#continue").count()).toBe(0);
 		await context.close();
 	});
@@ -187,8 +212,11 @@ describe("hosted pay page in a browser", () => {
 		const { slug } = await intent();
 		const { page, context, errors } = await open({ width: 360, height: 740, colorScheme: "dark" });
 		await page.goto(`${origin}/pay/${slug}`);
+		await page.locator("#quote-total").waitFor();
+		expect(await totalRuleGaps(page)).toBe(0);
 		await page.getByRole("button", { name: "Continue to payment" }).click();
 		await page.locator("#qr").waitFor();
+		expect(await verticalGap(page.locator("#status"), page.locator("#simulation-only"))).toBeGreaterThanOrEqual(12);
 		expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(360);
 		const qr = await page.locator("#qr").boundingBox();
 		expect(qr && qr.x >= 0 && qr.x + qr.width <= 360).toBe(true);

@@ -128,12 +128,13 @@ function chooser(): void {
 		try {
 			const q = await api<Quote>("POST", `/payments/links/${slug}/quote`, { payerTokenId: o.tokenId, payerNetworkId: o.networkId, supportPercent: support.value });
 			if (mine !== seq) return;
-			const row = (label: string, value: string, id: string) => [h("dt", {}, label), h("dd", { id }, `${trimAmount(value)} ${q.payerTokenSymbol}`)];
+			// One <div> a row (a valid <dl> group): the total's rule is drawn by its row, not by two cells.
+			const row = (label: string, value: string, id: string, cls = "quote-row") => h("div", { class: cls }, h("dt", {}, label), h("dd", { id }, `${trimAmount(value)} ${q.payerTokenSymbol}`));
 			quoteBox.replaceChildren(
-				...row(t("amount"), q.originalAmountInPayerToken, "quote-amount"),
-				...row(t("supportFee"), q.supportAmount === "0" ? "0" : supportInPayer(q), "quote-support"),
-				...row(t("bridgeFee"), q.bridgeFeeInPayerToken, "quote-bridge"),
-				...row(t("total"), q.totalAmount, "quote-total"),
+				row(t("amount"), q.originalAmountInPayerToken, "quote-amount"),
+				row(t("supportFee"), q.supportAmount === "0" ? "0" : supportInPayer(q), "quote-support"),
+				row(t("bridgeFee"), q.bridgeFeeInPayerToken, "quote-bridge"),
+				row(t("total"), q.totalAmount, "quote-total", "quote-row total"),
 			);
 			go.disabled = false;
 		} catch (err) {
