@@ -7,11 +7,10 @@
  */
 import { Op } from "sequelize";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { BACKEND, TestNode } from "../helpers/harness";
-import { startLitecoind, type Litecoind } from "../helpers/litecoind";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
+import { BACKEND } from "../helpers/harness";
+import { startLitecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";
-import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
+import { watcherProcessTest } from "../helpers/watcher-processes";
 
 const NET = networkIdFor("litecoin-regtest");
 const LTC = tokenIdFor("litecoin-regtest", "LTC");
@@ -20,45 +19,16 @@ const describeMysql = BACKEND === "mysql" ? describe : describe.skip;
 if (BACKEND !== "mysql") console.warn("bitcoin watcher restart: runs on the mysql project (several processes share one database)");
 
 describeMysql("UTXO watcher process: kill -9 mid catch-up, restart", () => {
-	let ltc: Litecoind;
-	let node: TestNode;
-	let merchant: Merchant;
-	const procs: NodeProcess[] = [];
-
-	beforeAll(async () => {
-		ltc = await startLitecoind();
-		node = await startPaymentsNode();
-		merchant = await createMerchant(node);
-	}, 120_000);
-
-	afterAll(async () => {
-		await Promise.all(procs.map(p => p.kill()));
-		await node?.stop();
-		await ltc?.stop();
-	});
-
-	const watcher = (name: string, extra: Record<string, string> = {}) => {
-		const p = startNodeProcess({
-			DATABASE_URL: node.config.databaseUrl,
-			DATA_DIR: node.dataDir,
-			SERVICES: "networks,transactions,watcher-bitcoin",
-			NODE_ID: name,
-			RPC_URL_LITECOIN_REGTEST: ltc.rpcUrl,
-			WATCHER_POLL_MS: "100",
-			WATCHER_LEASE_MS: "2000",
-			WATCHER_MAX_RANGE: "4",
-			...extra,
-		});
-		procs.push(p);
-		return p;
-	};
-	const cursor = () => node.app.models.ChainCursor.findByPk(NET);
+	const t = watcherProcessTest({ service: "watcher-bitcoin", startChain: () => startLitecoind(), env: ltc => ({ RPC_URL_LITECOIN_REGTEST: ltc.rpcUrl, WATCHER_MAX_RANGE: "4" }) });
+	const watcher = t.watcher;
+	const cursor = () => t.node.app.models.ChainCursor.findByPk(NET);
 
 	it("credits every payment once after a kill -9 in the middle of a catch-up", async () => {
 		const first = watcher("btc-a");
 		await until("watcher start", async () => (await cursor())?.blockNumber != null, 60_000, first.output);
 		await first.kill();
 
+		const { chainNode: ltc, node, merchant } = t;
 		const targets: Array<{ txId: string; address: string }> = [];
 		for (let i = 0; i < 8; i++) {
 			const created = await node.http("POST", "/payment_intents", { key: merchant.sandboxKey, body: { amount: "0.1", currency: "ltc", payment_method_types: ["crypto"], tokenId: LTC, networkId: NET, return_url: "https://shop.example.com/r" } });

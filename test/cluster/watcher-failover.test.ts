@@ -10,8 +10,8 @@ import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { until } from "../helpers/until";
 import { BACKEND, TestNode } from "../helpers/harness";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
-import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
+import { watcherProcessTest } from "../helpers/watcher-processes";
+import type { Merchant } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const USDC = tokenIdFor("anvil-local", "USDC");
@@ -24,38 +24,21 @@ describeMysql("EVM watcher processes: kill -9, restart, failover", () => {
 	let node: TestNode;
 	let merchant: Merchant;
 	let token: Contract;
-	const procs: NodeProcess[] = [];
-
-	beforeAll(async () => {
-		anvil = await startAnvil();
-		token = await deployTestUsdc(anvil, [1]);
-		// The gateway and payments services in this process; the watchers in child processes.
-		node = await startPaymentsNode({ env: { TEST_USDC_ADDRESS: await token.getAddress() } });
-		merchant = await createMerchant(node);
-	}, 120_000);
-
-	afterAll(async () => {
-		await Promise.all(procs.map(p => p.kill()));
-		await node?.stop();
-		await anvil?.stop();
+	// The gateway and payments services in this process; the watchers in child processes.
+	const t = watcherProcessTest({
+		service: "watcher-evm",
+		startChain: async () => {
+			anvil = await startAnvil();
+			token = await deployTestUsdc(anvil, [1]);
+			return anvil;
+		},
+		nodeEnv: async () => ({ TEST_USDC_ADDRESS: await token.getAddress() }),
+		env: (chain, n) => ({ RPC_URL_ANVIL_LOCAL: chain.url, TEST_USDC_ADDRESS: n.config.testUsdcAddress ?? "", WATCHER_LEASE_MS: "5000", WATCHER_RECONCILE_MS: "0" }),
 	});
-
-	function watcherProcess(name: string, extra: Record<string, string> = {}): NodeProcess {
-		const p = startNodeProcess({
-			DATABASE_URL: node.config.databaseUrl,
-			DATA_DIR: node.dataDir,
-			SERVICES: "networks,transactions,watcher-evm",
-			NODE_ID: name,
-			RPC_URL_ANVIL_LOCAL: anvil.url,
-			TEST_USDC_ADDRESS: node.config.testUsdcAddress ?? "",
-			WATCHER_POLL_MS: "100",
-			WATCHER_LEASE_MS: "5000",
-			WATCHER_RECONCILE_MS: "0",
-			...extra,
-		});
-		procs.push(p);
-		return p;
-	}
+	beforeAll(() => {
+		({ node, merchant } = t);
+	});
+	const watcherProcess = t.watcher;
 
 	async function checkouts(n: number): Promise<Array<{ txId: string; address: string }>> {
 		const out = [];
@@ -114,7 +97,7 @@ describeMysql("EVM watcher processes: kill -9, restart, failover", () => {
 	}, 240_000);
 
 	it("runs one leader among two watcher processes and fails over within 15 s of a kill -9", async () => {
-		await Promise.all(procs.map(p => p.kill()));
+		await t.killAll();
 		const a = watcherProcess("w-x");
 		const b = watcherProcess("w-y");
 		const led = await until("a leader", async () => {

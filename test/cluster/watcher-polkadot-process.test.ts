@@ -14,12 +14,9 @@
  */
 import type { KeyringPair } from "@polkadot/keyring/types";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { TestNode } from "../helpers/harness";
-import { startClusterProcess, NodeProcess } from "../helpers/node-process";
 import { startPolkadotNode, USDT, type PolkadotNode } from "../helpers/polkadot-node";
 import { until } from "../helpers/until";
-import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, type WatcherProcessChain } from "../helpers/watcher-processes";
-import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
+import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, watcherProcessTest, type WatcherProcessChain } from "../helpers/watcher-processes";
 
 const NET = networkIdFor("polkadot-asset-hub");
 const DOT = tokenIdFor("polkadot-asset-hub", "DOT");
@@ -30,45 +27,35 @@ const SENT = { dot: 1_000_000_000n, usdt: 100_000n };
 
 describe("Polkadot watcher processes: kill -9 mid catch-up, restart, failover", () => {
 	let dot: PolkadotNode;
-	let node: TestNode;
-	let merchant: Merchant;
 	/** One payment per payer per block (chopsticks' next nonce does not count the pool). */
 	const payers: KeyringPair[] = [];
 	let nextPayer = 0;
-	const procs: NodeProcess[] = [];
 	const tokenOf = new Map<string, "dot" | "usdt">();
 	let opened = 0;
 
-	beforeAll(async () => {
-		dot = await startPolkadotNode();
-		for (let i = 0; i < 3; i++) {
-			payers.push(dot.pair(`//ProcessPayer${i}`));
-			await dot.fund(payers[i].address, 1_000n * 10n ** 12n);
-		}
-		// Their USDT in one block: one extrinsic of the asset's admin.
-		await submit(() => dot.api.tx.utility.batchAll(payers.map(p => dot.api.tx.assets.mint(USDT.id, p.address, 1_000_000_000n))).signAndSend(dot.assetAdmin));
-		await produce();
-		node = await startPaymentsNode();
-		merchant = await createMerchant(node);
-	}, 600_000);
-
-	afterAll(async () => {
-		await Promise.all(procs.map(p => p.kill()));
-		await node?.stop();
-		await dot?.stop();
+	const t = watcherProcessTest({
+		service: "watcher-polkadot",
+		startChain: async () => {
+			dot = await startPolkadotNode();
+			for (let i = 0; i < 3; i++) {
+				payers.push(dot.pair(`//ProcessPayer${i}`));
+				await dot.fund(payers[i].address, 1_000n * 10n ** 12n);
+			}
+			// Their USDT in one block: one extrinsic of the asset's admin.
+			await submit(() => dot.api.tx.utility.batchAll(payers.map(p => dot.api.tx.assets.mint(USDT.id, p.address, 1_000_000_000n))).signAndSend(dot.assetAdmin));
+			await produce();
+			return dot;
+		},
+		env: () => ({ RPC_URL_POLKADOT_ASSET_HUB: dot.url }),
+		setupMs: 600_000,
 	});
-
-	const watcher = (name: string, extra: Record<string, string> = {}) => {
-		const p = startClusterProcess(node, name, ["networks", "transactions", "watcher-polkadot"], { RPC_URL_POLKADOT_ASSET_HUB: dot.url, WATCHER_POLL_MS: "100", WATCHER_LEASE_MS: "2000", ...extra });
-		procs.push(p);
-		return p;
-	};
-	const cursor = () => node.app.models.ChainCursor.findByPk(NET);
+	const watcher = t.watcher;
+	const cursor = () => t.node.app.models.ChainCursor.findByPk(NET);
 
 	/** Checkouts alternate DOT and USDT; polkadot-asset-hub is a mainnet network: the live key. */
 	const checkout = async () => {
 		const token = opened++ % 2 === 0 ? "dot" : "usdt";
-		const c = await openProcessCheckout(node, merchant.liveKey, { amount: AMOUNT, currency: token, tokenId: token === "dot" ? DOT : USDT_TOKEN, networkId: NET });
+		const c = await openProcessCheckout(t.node, t.merchant.liveKey, { amount: AMOUNT, currency: token, tokenId: token === "dot" ? DOT : USDT_TOKEN, networkId: NET });
 		tokenOf.set(c.address, token);
 		return c;
 	};
@@ -111,7 +98,7 @@ describe("Polkadot watcher processes: kill -9 mid catch-up, restart, failover", 
 			return tx.signAndSend(from);
 		});
 
-	const chain = (): WatcherProcessChain => ({ node, networkId: NET, watcher, checkout, pay, produce });
+	const chain = (): WatcherProcessChain => ({ node: t.node, networkId: NET, watcher, checkout, pay, produce });
 
 	it("credits every payment once after a kill -9 in the middle of a catch-up", async () => {
 		// A watcher starts the network's cursor; the checkouts are opened while it runs (a network
@@ -143,7 +130,7 @@ describe("Polkadot watcher processes: kill -9 mid catch-up, restart, failover", 
 		const third = watcher("dot-c", { WATCHER_MAX_RANGE: "3" });
 		await creditedAll(chain(), targets, third, 120_000);
 		await expectCreditedOnce(chain(), targets, AMOUNT, true);
-		const credits = await node.app.models.TransactionCredit.findAll({ where: { networkId: NET } });
+		const credits = await t.node.app.models.TransactionCredit.findAll({ where: { networkId: NET } });
 		expect(credits.filter(c => c.tokenId === DOT)).toHaveLength(8);
 		expect(credits.filter(c => c.tokenId === USDT_TOKEN)).toHaveLength(7);
 		// Keyed (block hash, event index): three payments in each of the five blocks.
@@ -153,7 +140,7 @@ describe("Polkadot watcher processes: kill -9 mid catch-up, restart, failover", 
 	}, 600_000);
 
 	it("runs one leader among two watcher processes and fails over after a kill -9", async () => {
-		await Promise.all(procs.map(p => p.kill()));
+		await t.killAll();
 		await leaderFailover(chain(), "dot", AMOUNT);
 	}, 600_000);
 });

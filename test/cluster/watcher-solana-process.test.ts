@@ -8,12 +8,10 @@
  */
 import { PublicKey } from "@solana/web3.js";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { BACKEND, TestNode } from "../helpers/harness";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
-import { startSolanaNode, type SolanaNode } from "../helpers/solana-node";
+import { BACKEND } from "../helpers/harness";
+import { startSolanaNode } from "../helpers/solana-node";
 import { until } from "../helpers/until";
-import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, type WatcherProcessChain } from "../helpers/watcher-processes";
-import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
+import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, watcherProcessTest, type WatcherProcessChain } from "../helpers/watcher-processes";
 
 const NET = networkIdFor("solana-devnet");
 const SOL = tokenIdFor("solana-devnet", "SOL");
@@ -22,56 +20,35 @@ const describeMysql = BACKEND === "mysql" ? describe : describe.skip;
 if (BACKEND !== "mysql") console.warn("solana watcher processes: run on the mysql project (several processes share one database)");
 
 describeMysql("Solana watcher processes: kill -9 mid catch-up, restart, failover", () => {
-	let sol: SolanaNode;
-	let node: TestNode;
-	let merchant: Merchant;
-	const procs: NodeProcess[] = [];
-
-	beforeAll(async () => {
-		sol = await startSolanaNode();
-		await sol.produceBlocks(3);
-		node = await startPaymentsNode();
-		merchant = await createMerchant(node);
-	}, 120_000);
-
-	afterAll(async () => {
-		await Promise.all(procs.map(p => p.kill()));
-		await node?.stop();
-		await sol?.stop();
+	const t = watcherProcessTest({
+		service: "watcher-solana",
+		startChain: async () => {
+			const sol = await startSolanaNode();
+			await sol.produceBlocks(3);
+			return sol;
+		},
+		env: sol => ({ RPC_URL_SOLANA_DEVNET: sol.url }),
 	});
-
-	const watcher = (name: string, extra: Record<string, string> = {}) => {
-		const p = startNodeProcess({
-			DATABASE_URL: node.config.databaseUrl,
-			DATA_DIR: node.dataDir,
-			SERVICES: "networks,transactions,watcher-solana",
-			NODE_ID: name,
-			RPC_URL_SOLANA_DEVNET: sol.url,
-			WATCHER_POLL_MS: "100",
-			WATCHER_LEASE_MS: "2000",
-			...extra,
-		});
-		procs.push(p);
-		return p;
-	};
-	const cursor = () => node.app.models.ChainCursor.findByPk(NET);
+	const watcher = t.watcher;
+	const cursor = () => t.node.app.models.ChainCursor.findByPk(NET);
 
 	const chain = (): WatcherProcessChain => ({
-		node,
+		node: t.node,
 		networkId: NET,
 		watcher,
 		checkout,
-		pay: address => sol.airdrop(new PublicKey(address), 100_000_000n),
-		produce: () => sol.produceBlocks(4),
+		pay: address => t.chainNode.airdrop(new PublicKey(address), 100_000_000n),
+		produce: () => t.chainNode.produceBlocks(4),
 	});
 
-	const checkout = () => openProcessCheckout(node, merchant.sandboxKey, { amount: "0.1", currency: "sol", tokenId: SOL, networkId: NET });
+	const checkout = () => openProcessCheckout(t.node, t.merchant.sandboxKey, { amount: "0.1", currency: "sol", tokenId: SOL, networkId: NET });
 
 	it("credits every payment once after a kill -9 in the middle of a catch-up", async () => {
 		const first = watcher("sol-a");
 		await until("watcher start", async () => (await cursor())?.blockNumber != null, 60_000, first.output);
 		await first.kill();
 
+		const sol = t.chainNode;
 		const targets: Array<{ txId: string; address: string }> = [];
 		for (let i = 0; i < 8; i++) {
 			const c = await checkout();
@@ -92,7 +69,7 @@ describeMysql("Solana watcher processes: kill -9 mid catch-up, restart, failover
 	}, 240_000);
 
 	it("runs one leader among two watcher processes and fails over after a kill -9", async () => {
-		await Promise.all(procs.map(p => p.kill()));
+		await t.killAll();
 		await leaderFailover(chain(), "sol", "0.1");
 	}, 240_000);
 });

@@ -7,12 +7,10 @@
  */
 import { toNano } from "@ton/core";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { BACKEND, TestNode } from "../helpers/harness";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
-import { startTonNode, type TonNode } from "../helpers/ton-node";
+import { BACKEND } from "../helpers/harness";
+import { startTonNode } from "../helpers/ton-node";
 import { until } from "../helpers/until";
-import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, type WatcherProcessChain } from "../helpers/watcher-processes";
-import { createMerchant, startPaymentsNode, Merchant } from "../e2e/payments.helpers";
+import { creditedAll, expectCreditedOnce, killMidCatchUp, leaderFailover, openProcessCheckout, watcherProcessTest, type WatcherProcessChain } from "../helpers/watcher-processes";
 
 const NET = networkIdFor("ton-testnet");
 const TON = tokenIdFor("ton-testnet", "TON");
@@ -21,61 +19,40 @@ const describeMysql = BACKEND === "mysql" ? describe : describe.skip;
 if (BACKEND !== "mysql") console.warn("TON watcher processes: run on the mysql project (several processes share one database)");
 
 describeMysql("TON watcher processes: kill -9 mid catch-up, restart, failover", () => {
-	let ton: TonNode;
-	let node: TestNode;
-	let merchant: Merchant;
-	const procs: NodeProcess[] = [];
-
-	beforeAll(async () => {
-		ton = await startTonNode({ testnet: true });
-		for (let i = 0; i < 3; i++) await ton.seal();
-		node = await startPaymentsNode();
-		merchant = await createMerchant(node);
-	}, 120_000);
-
-	afterAll(async () => {
-		await Promise.all(procs.map(p => p.kill()));
-		await node?.stop();
-		await ton?.stop();
+	const t = watcherProcessTest({
+		service: "watcher-ton",
+		startChain: async () => {
+			const ton = await startTonNode({ testnet: true });
+			for (let i = 0; i < 3; i++) await ton.seal();
+			return ton;
+		},
+		env: ton => ({ RPC_URL_TON_TESTNET: ton.url }),
 	});
-
-	const watcher = (name: string, extra: Record<string, string> = {}) => {
-		const p = startNodeProcess({
-			DATABASE_URL: node.config.databaseUrl,
-			DATA_DIR: node.dataDir,
-			SERVICES: "networks,transactions,watcher-ton",
-			NODE_ID: name,
-			RPC_URL_TON_TESTNET: ton.url,
-			WATCHER_POLL_MS: "100",
-			WATCHER_LEASE_MS: "2000",
-			...extra,
-		});
-		procs.push(p);
-		return p;
-	};
-	const cursor = () => node.app.models.ChainCursor.findByPk(NET);
+	const watcher = t.watcher;
+	const cursor = () => t.node.app.models.ChainCursor.findByPk(NET);
 	const seal = async (n: number) => {
 		let last = 0;
-		for (let i = 0; i < n; i++) last = await ton.seal();
+		for (let i = 0; i < n; i++) last = await t.chainNode.seal();
 		return last;
 	};
 
 	const chain = (): WatcherProcessChain => ({
-		node,
+		node: t.node,
 		networkId: NET,
 		watcher,
 		checkout,
-		pay: address => ton.pay(ton.faucet, address, toNano("0.1")),
+		pay: address => t.chainNode.pay(t.chainNode.faucet, address, toNano("0.1")),
 		produce: () => seal(2),
 	});
 
-	const checkout = () => openProcessCheckout(node, merchant.sandboxKey, { amount: "0.1", currency: "ton", tokenId: TON, networkId: NET });
+	const checkout = () => openProcessCheckout(t.node, t.merchant.sandboxKey, { amount: "0.1", currency: "ton", tokenId: TON, networkId: NET });
 
 	it("credits every payment once after a kill -9 in the middle of a catch-up", async () => {
 		const first = watcher("ton-a");
 		await until("watcher start", async () => (await cursor())?.blockNumber != null, 60_000, first.output);
 		await first.kill();
 
+		const ton = t.chainNode;
 		const targets: Array<{ txId: string; address: string }> = [];
 		for (let i = 0; i < 8; i++) {
 			const c = await checkout();
@@ -94,7 +71,7 @@ describeMysql("TON watcher processes: kill -9 mid catch-up, restart, failover", 
 	}, 240_000);
 
 	it("runs one leader among two watcher processes and fails over after a kill -9", async () => {
-		await Promise.all(procs.map(p => p.kill()));
+		await t.killAll();
 		await leaderFailover(chain(), "ton", "0.1");
 	}, 240_000);
 });

@@ -5,8 +5,9 @@
  */
 import { Op } from "sequelize";
 import type { TestNode } from "./harness";
-import type { NodeProcess } from "./node-process";
+import { startClusterProcess, type NodeProcess } from "./node-process";
 import { until } from "./until";
+import { createMerchant, startPaymentsNode, type Merchant } from "../e2e/payments.helpers";
 
 export interface WatcherProcessChain {
 	node: TestNode;
@@ -18,6 +19,70 @@ export interface WatcherProcessChain {
 	pay(address: string): Promise<unknown>;
 	/** Puts what was paid into blocks the watcher reads (and credits). */
 	produce(): Promise<unknown>;
+}
+
+/** What watcherProcessTest sets up, once its beforeAll has run. */
+export interface WatcherProcessTest<C> {
+	readonly chainNode: C;
+	readonly node: TestNode;
+	readonly merchant: Merchant;
+	/** Starts a watcher process `name` on the node's database (it runs networks, transactions and the watcher service). */
+	watcher(name: string, extra?: Record<string, string>): NodeProcess;
+	/** Kills -9 every watcher process started so far. */
+	killAll(): Promise<void>;
+}
+
+/**
+ * The set-up a chain's watcher-process test shares (call it inside its describe): the chain's test
+ * node (`startChain`), then a payments node in this process (with `nodeEnv`) and a merchant;
+ * watcher processes of `service` on that node's database, polling every 100 ms with a 2 s lease,
+ * `env` on top and a test's own settings on top of that; after the tests, every process killed and
+ * both nodes stopped.
+ */
+export function watcherProcessTest<C extends { stop(): Promise<unknown> }>(opts: {
+	service: string;
+	startChain: () => Promise<C>;
+	env: (chainNode: C, node: TestNode) => Record<string, string>;
+	nodeEnv?: () => Promise<Record<string, string>>;
+	/** The set-up's jest timeout (default 120 s). */
+	setupMs?: number;
+}): WatcherProcessTest<C> {
+	let chainNode: C;
+	let node: TestNode;
+	let merchant: Merchant;
+	const procs: NodeProcess[] = [];
+
+	beforeAll(async () => {
+		chainNode = await opts.startChain();
+		node = await startPaymentsNode({ env: await opts.nodeEnv?.() });
+		merchant = await createMerchant(node);
+	}, opts.setupMs ?? 120_000);
+
+	afterAll(async () => {
+		await Promise.all(procs.map(p => p.kill()));
+		await node?.stop();
+		await chainNode?.stop();
+	});
+
+	return {
+		get chainNode() {
+			return chainNode;
+		},
+		get node() {
+			return node;
+		},
+		get merchant() {
+			return merchant;
+		},
+		watcher(name, extra = {}) {
+			const p = startClusterProcess(node, name, ["networks", "transactions", opts.service], { WATCHER_POLL_MS: "100", WATCHER_LEASE_MS: "2000", ...opts.env(chainNode, node), ...extra });
+			procs.push(p);
+			return p;
+		},
+		killAll: async () => {
+			await Promise.all(procs.map(p => p.kill()));
+		},
+	};
 }
 
 const cursorOf = (c: WatcherProcessChain) => c.node.app.models.ChainCursor.findByPk(c.networkId);
