@@ -25,18 +25,16 @@
  */
 import { Contract, parseUnits, Wallet } from "ethers";
 import { deploySweepContracts } from "../../lib/chains/evm/sweep";
-import { systemClock } from "../../lib/clock";
 import { money } from "../../lib/money";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { payState, PayState, StatusPayload } from "../../web/pay/state";
 import { deployTestUsdc, freePort, startAnvil, Anvil } from "../helpers/anvil";
-import { BACKEND, httpClient, REDIS_URL, startNode, TestNode } from "../helpers/harness";
+import { BACKEND, TestNode } from "../helpers/harness";
 import { KafkaMock, kcatAvailable, startKafkaMock } from "../helpers/kafka-mock";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
 import { until } from "../helpers/until";
 import { openCheckout, sandboxMerchant, OpenedCheckout } from "../e2e/payments.helpers";
 import type { UserWithToken } from "../helpers/users";
-import { DEPLOYED_CORE_SERVICES, uniqueId } from "./cluster.helpers";
+import { DEPLOYED_CORE_SERVICES, ProcessCluster, uniqueId } from "./cluster.helpers";
 
 const NET = networkIdFor("anvil-local");
 const USDC = tokenIdFor("anvil-local", "USDC");
@@ -44,8 +42,6 @@ const USDC = tokenIdFor("anvil-local", "USDC");
 const OLD_CONFIRMATIONS = 6;
 const NEW_CONFIRMATIONS = 3;
 const SWEEPER = 5;
-
-type Env = Record<string, string>;
 
 const skipReason =
 	BACKEND !== "mysql"
@@ -62,57 +58,25 @@ describeCluster("a token switched on and confirmations changed while the watcher
 	let observer: TestNode;
 	let gateway: TestNode;
 	let gatewayPort: number;
-	let common: Env;
 	let sweepContracts: { batcher: string; delegate: string };
-	const procs = new Map<string, NodeProcess>();
+	const cluster = new ProcessCluster();
+	const { procs, output } = cluster;
+	const node = cluster.node.bind(cluster);
+	const nodesOffering = cluster.nodesOffering.bind(cluster);
 	/** Everything each watcher node logged (node-process keeps only the tail). */
 	const watcherLogs = new Map<string, string>();
-	const output = () => [...procs].map(([name, p]) => `--- ${name} ---\n${p.output().slice(-3000)}`).join("\n");
-
-	function node(name: string, services: string[], extra: Env = {}): NodeProcess {
-		const p = startNodeProcess({ ...common, NODE_ID: uniqueId(name), SERVICES: services.join(","), ...extra });
-		procs.set(name, p);
-		return p;
-	}
-
-	/** Until the observer sees `count` nodes offering `service` (the registry, over the transporter). */
-	async function nodesOffering(service: string, count: number): Promise<void> {
-		await until(
-			`${count} node(s) offering ${service}`,
-			() => observer.broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).filter(s => s.name === service).length === count,
-			90_000,
-			output,
-		);
-	}
 
 	const cursor = () => observer.app.models.ChainCursor.findByPk(NET);
 
 	beforeAll(async () => {
-		const namespace = uniqueId("catalogue");
 		kafka = await startKafkaMock();
-		// The mock answers an idle fetch only when its wait is over (real Kafka answers when data comes).
-		const transportEnv = { TRANSPORTER: kafka.url, KAFKA_FETCH_MAX_WAIT_MS: "20" };
 		anvil = await startAnvil();
 		// The sweep contracts are there from the start (an operator deploys them with the network); the token is not.
 		sweepContracts = await deploySweepContracts(anvil.accounts[SWEEPER]);
 		await anvil.setAutomine(false);
-		// The test's own node: the database (migrated), DATA_DIR with the shared secrets, and a
-		// member of the cluster without services, to read the registry and the tables.
-		observer = await startNode({ services: [], env: { ...transportEnv, NAMESPACE: namespace }, clock: systemClock, nodeID: uniqueId("observer") });
+		// The mock answers an idle fetch only when its wait is over (real Kafka answers when data comes).
+		observer = await cluster.start(uniqueId("catalogue"), { TRANSPORTER: kafka.url, KAFKA_FETCH_MAX_WAIT_MS: "20" });
 		gatewayPort = await freePort();
-		common = {
-			...transportEnv,
-			NAMESPACE: namespace,
-			DATABASE_URL: observer.config.databaseUrl,
-			DATA_DIR: observer.dataDir,
-			REDIS_URL,
-			REDIS_PREFIX: observer.config.redisPrefix,
-			BCRYPT_ROUNDS: "4",
-			RATE_LIMIT_SCALE: "1000",
-			METRICS: "off",
-			HEALTH_PORT: "0",
-			LOG_LEVEL: "warn",
-		};
 		// The catalogue settings go to the core node, which writes them to the database.
 		node("core-1", DEPLOYED_CORE_SERVICES, { REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(OLD_CONFIRMATIONS) });
 		await nodesOffering("transactions", 1);
@@ -136,10 +100,7 @@ describeCluster("a token switched on and confirmations changed while the watcher
 		await nodesOffering("api", 1);
 		await nodesOffering("watcher-evm", 2);
 		await nodesOffering("sweeper-evm", 1);
-		const baseUrl = `http://127.0.0.1:${gatewayPort}/api/v1`;
-		gateway = { ...observer, baseUrl, http: httpClient(baseUrl) };
-		// The gateway builds routes from remote services shortly after it learns of them.
-		await until("the gateway's payments routes", async () => (await gateway.http("GET", "/payment_intents/pi_none")).status === 401, 60_000, output);
+		gateway = await cluster.gatewayOn(gatewayPort);
 		// A watcher leads the network and has its cursor.
 		await until("a watcher leading anvil-local", async () => {
 			const c = await cursor();
@@ -148,8 +109,7 @@ describeCluster("a token switched on and confirmations changed while the watcher
 	}, 240_000);
 
 	afterAll(async () => {
-		await Promise.all([...procs.values()].map(p => p.kill()));
-		await observer?.stop();
+		await cluster.stop();
 		await anvil?.stop();
 		await kafka?.stop();
 	});

@@ -7,9 +7,12 @@
 import crypto from "node:crypto";
 import net from "node:net";
 import type { Context } from "moleculer";
+import { systemClock } from "../../lib/clock";
 import { Env } from "../../lib/config";
 import { availableServices } from "../../lib/node";
-import { startNode, TestNode } from "../helpers/harness";
+import { httpClient, REDIS_URL, startNode, TestNode } from "../helpers/harness";
+import { startNodeProcess, type NodeProcess } from "../helpers/node-process";
+import { until as waitFor } from "../helpers/until";
 import { createUserWithToken } from "../helpers/users";
 
 /** The k8s `core` group (k8s/core.yaml), as far as those services exist yet. */
@@ -36,6 +39,74 @@ export async function freePort(): Promise<number> {
 			srv.close(() => resolve(port));
 		});
 	});
+}
+
+/**
+ * A cluster of real node processes (lib/start.ts) as deployed, on one MySQL database over a
+ * transporter, and the test's own node (`observer`, in this process): it owns the database
+ * (migrated) and DATA_DIR with the shared secrets, and is a member of the cluster without
+ * services, to read the registry and the tables. Each process gets the cluster's settings
+ * (`start`'s) and its own.
+ */
+export class ProcessCluster {
+	readonly procs = new Map<string, NodeProcess>();
+	observer!: TestNode;
+	private common: Record<string, string> = {};
+
+	/** The processes' output (the tail of each), for a failure message. */
+	readonly output = (): string => [...this.procs].map(([name, p]) => `--- ${name} ---\n${p.output().slice(-3000)}`).join("\n");
+
+	/** Starts the observer in `namespace` over `transportEnv` (TRANSPORTER and its settings); `env` goes to every process. */
+	async start(namespace: string, transportEnv: Record<string, string>, env: Record<string, string> = {}): Promise<TestNode> {
+		this.observer = await startNode({ services: [], env: { ...transportEnv, NAMESPACE: namespace }, clock: systemClock, nodeID: uniqueId("observer") });
+		this.common = {
+			...transportEnv,
+			NAMESPACE: namespace,
+			DATABASE_URL: this.observer.config.databaseUrl,
+			DATA_DIR: this.observer.dataDir,
+			REDIS_URL,
+			REDIS_PREFIX: this.observer.config.redisPrefix,
+			BCRYPT_ROUNDS: "4",
+			RATE_LIMIT_SCALE: "1000",
+			METRICS: "off",
+			HEALTH_PORT: "0",
+			LOG_LEVEL: "warn",
+			...env,
+		};
+		return this.observer;
+	}
+
+	/** A process `name` running `services`. */
+	node(name: string, services: string[], extra: Record<string, string> = {}): NodeProcess {
+		const p = startNodeProcess({ ...this.common, NODE_ID: uniqueId(name), SERVICES: services.join(","), ...extra });
+		this.procs.set(name, p);
+		return p;
+	}
+
+	/** Until the observer sees `count` nodes offering `service` (the registry, over the transporter). */
+	async nodesOffering(service: string, count: number): Promise<void> {
+		await waitFor(
+			`${count} node(s) offering ${service}`,
+			() => this.observer.broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).filter(s => s.name === service).length === count,
+			90_000,
+			this.output,
+		);
+	}
+
+	/** The gateway process listening on `port`, as a TestNode (the observer's database), once it routes the payments API. */
+	async gatewayOn(port: number): Promise<TestNode> {
+		const baseUrl = `http://127.0.0.1:${port}/api/v1`;
+		const gateway = { ...this.observer, baseUrl, http: httpClient(baseUrl) };
+		// The gateway builds routes from remote services shortly after it learns of them.
+		await waitFor("the gateway's payments routes", async () => (await gateway.http("GET", "/payment_intents/pi_none")).status === 401, 60_000, this.output);
+		return gateway;
+	}
+
+	/** Kills -9 every process and stops the observer. */
+	async stop(): Promise<void> {
+		await Promise.all([...this.procs.values()].map(p => p.kill()));
+		await this.observer?.stop();
+	}
 }
 
 async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {

@@ -15,16 +15,14 @@
  */
 import { Contract, parseUnits } from "ethers";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { systemClock } from "../../lib/clock";
 import { verifyWebhookSignature } from "../../lib/webhooks/signature";
 import { deployTestUsdc, freePort, startAnvil, Anvil } from "../helpers/anvil";
-import { BACKEND, httpClient, REDIS_URL, startNode, TestNode } from "../helpers/harness";
+import { BACKEND, TestNode } from "../helpers/harness";
 import { KafkaMock, kcatAvailable, startKafkaMock } from "../helpers/kafka-mock";
-import { startNodeProcess, NodeProcess } from "../helpers/node-process";
 import { until } from "../helpers/until";
 import { startReceiver, ReceivedWebhook, WebhookReceiver } from "../helpers/webhook-receiver";
 import { openCheckout, sandboxMerchant } from "../e2e/payments.helpers";
-import { DEPLOYED_CORE_SERVICES, uniqueId } from "./cluster.helpers";
+import { DEPLOYED_CORE_SERVICES, ProcessCluster, uniqueId } from "./cluster.helpers";
 
 const NET = networkIdFor("anvil-local");
 const USDC = tokenIdFor("anvil-local", "USDC");
@@ -53,55 +51,23 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 		let observer: TestNode;
 		let gateway: TestNode;
 		let receiver: WebhookReceiver;
-		let common: Env;
 		/** Everything the watcher node logged (node-process keeps only the tail). */
 		let watcherLog = "";
-		const procs = new Map<string, NodeProcess>();
+		const cluster = new ProcessCluster();
+		const { procs, output } = cluster;
+		const node = cluster.node.bind(cluster);
+		const nodesOffering = cluster.nodesOffering.bind(cluster);
 		/** HEALTH_PORT of the first node of each type (lib/health.ts). */
 		const healthPorts = new Map<string, number>();
-		const output = () => [...procs].map(([name, p]) => `--- ${name} ---\n${p.output().slice(-3000)}`).join("\n");
-
-		function node(name: string, services: string[], extra: Env = {}): NodeProcess {
-			const p = startNodeProcess({ ...common, NODE_ID: uniqueId(name), SERVICES: services.join(","), ...extra });
-			procs.set(name, p);
-			return p;
-		}
-
-		/** Until the observer sees `count` nodes offering `service` (the registry, over the transporter). */
-		async function nodesOffering(service: string, count: number): Promise<void> {
-			await until(
-				`${count} node(s) offering ${service}`,
-				() => observer.broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }).filter(s => s.name === service).length === count,
-				90_000,
-				output,
-			);
-		}
 
 		beforeAll(async () => {
 			const namespace = uniqueId("kill");
 			const transportEnv = await transport.env(namespace);
 			anvil = await startAnvil();
 			token = await deployTestUsdc(anvil, [1]);
-			// The test's own node: the database (migrated), DATA_DIR with the shared secrets, and a
-			// member of the cluster without services, to read the registry and the tables.
-			observer = await startNode({ services: [], env: { ...transportEnv, NAMESPACE: namespace }, clock: systemClock, nodeID: uniqueId("observer") });
+			observer = await cluster.start(namespace, transportEnv, { TEST_USDC_ADDRESS: await token.getAddress(), REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(REQUIRED_CONFIRMATIONS) });
 			receiver = await startReceiver();
 			const port = await freePort();
-			common = {
-				...transportEnv,
-				NAMESPACE: namespace,
-				DATABASE_URL: observer.config.databaseUrl,
-				DATA_DIR: observer.dataDir,
-				REDIS_URL,
-				REDIS_PREFIX: observer.config.redisPrefix,
-				BCRYPT_ROUNDS: "4",
-				RATE_LIMIT_SCALE: "1000",
-				TEST_USDC_ADDRESS: await token.getAddress(),
-				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(REQUIRED_CONFIRMATIONS),
-				METRICS: "off",
-				HEALTH_PORT: "0",
-				LOG_LEVEL: "warn",
-			};
 			for (const name of ["core-1", "gateway", "webhooks", "watcher"]) healthPorts.set(name, await freePort());
 			const health = (name: string) => ({ HEALTH_PORT: String(healthPorts.get(name)) });
 			node("core-1", CORE_SERVICES, health("core-1"));
@@ -114,18 +80,14 @@ function describeKillCore(title: string, transport: Transport | null, skipReason
 			await nodesOffering("api", 1);
 			await nodesOffering("webhooks", 1);
 			await nodesOffering("watcher-evm", 1);
-			const baseUrl = `http://127.0.0.1:${port}/api/v1`;
-			gateway = { ...observer, baseUrl, http: httpClient(baseUrl) };
-			// The gateway builds routes from remote services shortly after it learns of them.
-			await until("the gateway's payments routes", async () => (await gateway.http("GET", "/payment_intents/pi_none")).status === 401, 60_000, output);
+			gateway = await cluster.gatewayOn(port);
 			// The watcher leads the network and has its cursor.
 			await until("the watcher's cursor", async () => (await observer.app.models.ChainCursor.findByPk(NET))?.blockNumber != null, 60_000, output);
 		}, 240_000);
 
 		afterAll(async () => {
-			await Promise.all([...procs.values()].map(p => p.kill()));
+			await cluster.stop();
 			await receiver?.close();
-			await observer?.stop();
 			await anvil?.stop();
 			await transport.stop();
 		});
