@@ -23,7 +23,7 @@ import { systemClock } from "../../lib/clock";
 import { money } from "../../lib/money";
 import { CATALOGUE_NAMESPACE } from "../../lib/networks/catalogue";
 import type { Anvil } from "../helpers/anvil";
-import { FAIR_SHARE_NETWORKS as NETWORKS, LeaseWatch, Payer, startFairShareAnvils, startReplica } from "../helpers/fair-share";
+import { FAIR_SHARE_NETWORKS as NETWORKS, fairShareRun, killBusiest, LeaseWatch, oneLeadsAll, Payer, scaleUpToThree, startFairShareAnvils, startReplica, stopOneGracefully, type Replica } from "../helpers/fair-share";
 import { BACKEND, TestNode } from "../helpers/harness";
 import type { NodeProcess } from "../helpers/node-process";
 import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
@@ -88,7 +88,7 @@ describeMysql("sweeper-evm replicas share four networks fairly (processes over N
 	});
 
 	/** A sweeper process `name`, reaching each network's anvil through a recording proxy of its own. */
-	async function sweeper(name: string): Promise<{ id: string; proc: NodeProcess }> {
+	async function sweeper(name: string): Promise<Replica> {
 		const id = uniqueId(name);
 		const rpc: Record<string, string> = {};
 		for (const [i, n] of NETWORKS.entries()) {
@@ -122,44 +122,18 @@ describeMysql("sweeper-evm replicas share four networks fairly (processes over N
 	}
 
 	it("spreads the sweep leases, takes over after a kill -9 and at a graceful stop; one sweeper per network at a time; every payment swept once", async () => {
-		const s1 = await sweeper("sfs-s1");
-		await until("one sweeper leading all four networks", () => watch.allLed() && watch.counts().get(s1.id) === NETWORKS.length, 120_000, output);
-		payer.start();
-		await until("a few payments", () => payer.payments.length >= 8, 240_000, output);
+		const run = fairShareRun({ watch, payer, noun: "sweeper", start: sweeper, output });
+		await oneLeadsAll(run, "sfs-s1");
 		await allSwept();
-
-		watch.phase = "scale-up";
-		const scaledAt = Date.now();
-		const s2 = await sweeper("sfs-s2");
-		const s3 = await sweeper("sfs-s3");
-		const three = [s1.id, s2.id, s3.id];
-		await until("three sweepers between floor and ceil of 4/3", () => watch.evenedOut(three), 180_000, () => `${JSON.stringify([...watch.counts()])}\n${output()}`);
-		const evenUp = Date.now() - scaledAt;
-		// Stable: still so a few rebalance rounds later.
-		await new Promise(r => setTimeout(r, 4000));
-		expect(watch.evenedOut(three)).toBe(true);
+		await scaleUpToThree(run, ["sfs-s2", "sfs-s3"]);
 		await allSwept();
-
 		// kill -9 the sweeper leading the most: its leases run out, the two left take them over.
-		watch.phase = "kill";
-		const counts = watch.counts();
-		const victim = [s1, s2, s3].sort((a, b) => (counts.get(b.id) ?? 0) - (counts.get(a.id) ?? 0))[0];
-		const killedAt = Date.now();
-		await victim.proc.kill();
-		const two = three.filter(id => id !== victim.id);
-		await until("two sweepers leading two networks each", () => watch.evenedOut(two), 240_000, () => `${JSON.stringify([...watch.counts()])}\n${output()}`);
-		const evenKill = Date.now() - killedAt;
+		await killBusiest(run);
 		await allSwept();
-
 		// SIGTERM one of the two: the last takes its networks at once.
-		watch.phase = "graceful";
-		const [stopping, last] = [s1, s2, s3].filter(s => s.id !== victim.id);
-		const stoppedAt = Date.now();
-		await stopping.proc.stop();
-		await until("the last sweeper leading all four", () => watch.evenedOut([last.id]), 120_000, output);
-		const evenStop = Date.now() - stoppedAt;
-		await payer.stop();
+		await stopOneGracefully(run);
 		await allSwept();
+		const { evenUp, evenKill, evenStop } = run.took;
 
 		const payments = payer.made();
 		const [up, kill, graceful] = ["scale-up", "kill", "graceful"].map(phase => watch.phaseGaps(phase));

@@ -20,7 +20,7 @@
 import { Op } from "sequelize";
 import { systemClock } from "../../lib/clock";
 import type { Anvil } from "../helpers/anvil";
-import { FAIR_SHARE_NETWORKS as NETWORKS, LeaseWatch, Payer, startFairShareAnvils, startReplica } from "../helpers/fair-share";
+import { FAIR_SHARE_NETWORKS as NETWORKS, fairShareRun, killBusiest, LeaseWatch, oneLeadsAll, Payer, scaleUpToThree, startFairShareAnvils, startReplica, stopOneGracefully, type Replica } from "../helpers/fair-share";
 import { BACKEND, TestNode } from "../helpers/harness";
 import type { NodeProcess } from "../helpers/node-process";
 import { until } from "../helpers/until";
@@ -61,7 +61,7 @@ describeMysql("watcher-evm replicas share four networks fairly (processes over N
 		await Promise.all(anvils.map(a => a.stop()));
 	});
 
-	function watcher(name: string): { id: string; proc: NodeProcess } {
+	function watcher(name: string): Replica {
 		const id = uniqueId(name);
 		const rpc = Object.fromEntries(NETWORKS.map((n, i) => [n.env, anvils[i].url]));
 		const proc = startReplica(node, id, "watcher-evm", {
@@ -83,47 +83,19 @@ describeMysql("watcher-evm replicas share four networks fairly (processes over N
 		expect(new Set(rows.map(r => r.transactionId)).size).toBe(ids.length);
 	}
 
-	const evenedOut = (ids: string[]) => watch.evenedOut(ids);
-
 	it("spreads, takes over after a kill -9, and hands over at a graceful stop; every payment credited once", async () => {
-		const w1 = watcher("fs-w1");
-		await until("one watcher leading all four networks", () => watch.allLed() && watch.counts().get(w1.id) === NETWORKS.length, 120_000, output);
-		payer.start();
-		await until("a few payments", () => payer.payments.length >= 8, 240_000, output);
-
+		const run = fairShareRun({ watch, payer, noun: "watcher", start: watcher, output });
+		await oneLeadsAll(run, "fs-w1");
 		// Two more replicas: the share is 2, and each ends with 1 or 2.
-		watch.phase = "scale-up";
-		const scaledAt = Date.now();
-		const w2 = watcher("fs-w2");
-		const w3 = watcher("fs-w3");
-		const three = [w1.id, w2.id, w3.id];
-		await until("three replicas between floor and ceil of 4/3", () => evenedOut(three), 180_000, () => `${JSON.stringify([...watch.counts()])}\n${output()}`);
-		const evenUp = Date.now() - scaledAt;
-		// Stable: still so a few rebalance rounds later.
-		await new Promise(r => setTimeout(r, 4000));
-		expect(evenedOut(three)).toBe(true);
+		await scaleUpToThree(run, ["fs-w2", "fs-w3"]);
 		await allCredited();
-
 		// kill -9 a replica that leads something: its leases run out, the two left take them and even out.
-		watch.phase = "kill";
-		const counts = watch.counts();
-		const victim = [w1, w2, w3].sort((a, b) => (counts.get(b.id) ?? 0) - (counts.get(a.id) ?? 0))[0];
-		const killedAt = Date.now();
-		await victim.proc.kill();
-		const two = three.filter(id => id !== victim.id);
-		await until("two replicas leading two networks each", () => evenedOut(two), 240_000, () => `${JSON.stringify([...watch.counts()])}\n${output()}`);
-		const evenKill = Date.now() - killedAt;
+		await killBusiest(run);
 		await allCredited();
-
 		// SIGTERM one of the two: the last takes its networks at once.
-		watch.phase = "graceful";
-		const [stopping, last] = [w1, w2, w3].filter(w => w.id !== victim.id);
-		const stoppedAt = Date.now();
-		await stopping.proc.stop();
-		await until("the last replica leading all four", () => evenedOut([last.id]), 120_000, output);
-		const evenStop = Date.now() - stoppedAt;
-		await payer.stop();
+		await stopOneGracefully(run);
 		await allCredited();
+		const { evenUp, evenKill, evenStop } = run.took;
 
 		const [up, kill, graceful] = ["scale-up", "kill", "graceful"].map(phase => watch.phaseGaps(phase));
 		const payments = payer.made();

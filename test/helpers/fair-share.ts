@@ -2,7 +2,8 @@
  * What the fair-share process tests share (test/cluster/watcher-fair-share.test.ts and
  * sweeper-fair-share.test.ts; issue 23): four EVM networks with an anvil each, a sampler of their
  * lease rows (who leads what, how long a network was unled, the order its leaders came in), the
- * "evened out" condition, and a payer that opens and pays checkouts round the networks.
+ * "evened out" condition, a payer that opens and pays checkouts round the networks, and the
+ * scenario's steps (one replica, scale-up to three, kill -9, graceful stop).
  */
 import { parseEther } from "ethers";
 import { Op } from "sequelize";
@@ -10,6 +11,7 @@ import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startAnvil, Anvil } from "./anvil";
 import { REDIS_URL, type TestNode } from "./harness";
 import { startClusterProcess, type NodeProcess } from "./node-process";
+import { until } from "./until";
 import { openCheckout, type Merchant } from "../e2e/payments.helpers";
 
 /** The four Sepolia test networks (their chain ids), each on its own anvil. */
@@ -170,4 +172,77 @@ export class Payer {
 		expect(made.filter(p => p.txId.startsWith("failed")).map(p => p.txId)).toEqual([]);
 		return made;
 	}
+}
+
+/** A replica process of a fair-share test: its node id (its leases' owner ids start with it). */
+export interface Replica {
+	id: string;
+	proc: NodeProcess;
+}
+
+/**
+ * One run of the fair-share scenario: the lease sampler and the payer, how a test starts a replica
+ * (`start`) and calls it in its waits' names (`noun`), the replicas started, and how long each
+ * step took to even out (printed, never asserted).
+ */
+export interface FairShareRun {
+	watch: LeaseWatch;
+	payer: Payer;
+	noun: string;
+	start(name: string): Replica | Promise<Replica>;
+	output(): string;
+	replicas: Replica[];
+	took: { evenUp: number; evenKill: number; evenStop: number };
+}
+
+export function fairShareRun(r: Pick<FairShareRun, "watch" | "payer" | "noun" | "start" | "output">): FairShareRun {
+	return { ...r, replicas: [], took: { evenUp: 0, evenKill: 0, evenStop: 0 } };
+}
+
+const withCounts = (run: FairShareRun) => () => `${JSON.stringify([...run.watch.counts()])}\n${run.output()}`;
+
+/** Step 1: one replica `name`, leading all four leases; then the payer starts, until a few payments. */
+export async function oneLeadsAll(run: FairShareRun, name: string): Promise<void> {
+	const first = await run.start(name);
+	run.replicas.push(first);
+	await until(`one ${run.noun} leading all four networks`, () => run.watch.allLed() && run.watch.counts().get(first.id) === FAIR_SHARE_NETWORKS.length, 120_000, run.output);
+	run.payer.start();
+	await until("a few payments", () => run.payer.payments.length >= 8, 240_000, run.output);
+}
+
+/** Step 2: two more replicas; each of the three ends leading between floor and ceil of 4/3 (1 or 2), and still so a few rebalance rounds later. */
+export async function scaleUpToThree(run: FairShareRun, names: [string, string]): Promise<void> {
+	run.watch.phase = "scale-up";
+	const scaledAt = Date.now();
+	for (const name of names) run.replicas.push(await run.start(name));
+	const three = run.replicas.map(r => r.id);
+	await until(`three ${run.noun}s between floor and ceil of 4/3`, () => run.watch.evenedOut(three), 180_000, withCounts(run));
+	run.took.evenUp = Date.now() - scaledAt;
+	// Stable: still so a few rebalance rounds later.
+	await new Promise(r => setTimeout(r, 4000));
+	expect(run.watch.evenedOut(three)).toBe(true);
+}
+
+/** Step 3: kill -9 the replica leading the most: its leases run out, and the two left take them and even out. */
+export async function killBusiest(run: FairShareRun): Promise<void> {
+	run.watch.phase = "kill";
+	const counts = run.watch.counts();
+	const victim = [...run.replicas].sort((a, b) => (counts.get(b.id) ?? 0) - (counts.get(a.id) ?? 0))[0];
+	const killedAt = Date.now();
+	await victim.proc.kill();
+	run.replicas = run.replicas.filter(r => r !== victim);
+	await until(`two ${run.noun}s leading two networks each`, () => run.watch.evenedOut(run.replicas.map(r => r.id)), 240_000, withCounts(run));
+	run.took.evenKill = Date.now() - killedAt;
+}
+
+/** Step 4: SIGTERM one of the two: the last takes its networks at once (released leases); then the payer stops. */
+export async function stopOneGracefully(run: FairShareRun): Promise<void> {
+	run.watch.phase = "graceful";
+	const [stopping, last] = run.replicas;
+	const stoppedAt = Date.now();
+	await stopping.proc.stop();
+	run.replicas = [last];
+	await until(`the last ${run.noun} leading all four`, () => run.watch.evenedOut([last.id]), 120_000, run.output);
+	run.took.evenStop = Date.now() - stoppedAt;
+	await run.payer.stop();
 }
