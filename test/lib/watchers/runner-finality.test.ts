@@ -6,9 +6,9 @@
  */
 import { networkIdFor, tokenIdFor } from "../../../lib/networks/catalogue";
 import type { BlockRef, ChainSource, ChainTransfer } from "../../../lib/chains/source";
-import { watchersConfigFromEnv } from "../../../lib/watchers/config";
-import { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
-import { startNode, TestNode } from "../../helpers/harness";
+import type { PaymentsPort } from "../../../lib/watchers/runner";
+import type { TestNode } from "../../helpers/harness";
+import { nativeCoinNetwork, nodeForTests, testWatcher } from "../../helpers/network-watcher";
 import { until } from "../../helpers/until";
 
 const SLUG = "solana-devnet";
@@ -63,14 +63,7 @@ class ScriptedSlots implements ChainSource {
 
 describe("a network watcher on a chain with finality (Solana's shape)", () => {
 	let node: TestNode;
-
-	beforeAll(async () => {
-		node = await startNode({ services: ["networks"] });
-	}, 60_000);
-
-	afterAll(async () => {
-		await node?.stop();
-	});
+	nodeForTests(n => (node = n));
 
 	it("shows a payment as confirming below the requirement until its block is finalized, credits it then, and reverts a dropped confirmed block without crediting it", async () => {
 		const calls: Array<{ kind: string; txHash: string; confirmations?: number; required?: number }> = [];
@@ -86,16 +79,12 @@ describe("a network watcher on a chain with finality (Solana's shape)", () => {
 		for (let s = 99; s <= 110; s++) if (s !== 102) src.produce(s, s === 103 ? 101 : s - 1);
 		src.confirmed = 100;
 		src.finalized = 100;
-		const runner = new NetworkWatcher({
-			sequelize: node.app.sequelize,
-			models: node.app.models,
+		const runner = testWatcher(node, {
 			source: src,
-			network: { id: NET, slug: SLUG, chainType: "solana", requiredConfirmations: 32, tokens: [{ tokenId: SOL, symbol: "SOL", contractAddress: "", decimals: 9 }] },
+			network: nativeCoinNetwork({ id: NET, slug: SLUG, chainType: "solana", tokenId: SOL, symbol: "SOL", decimals: 9, requiredConfirmations: 32 }),
 			payments,
-			config: { ...watchersConfigFromEnv({}), pollMs: 20, reconcileMs: 0 },
+			config: { reconcileMs: 0 },
 			logger: { info: () => undefined, warn: () => undefined, error: (...a: unknown[]) => console.error(...a) },
-			now: () => new Date(),
-			owner: "test-owner",
 		});
 		runner.start();
 		try {

@@ -9,9 +9,10 @@
  */
 import { networkIdFor, tokenIdFor } from "../../../lib/networks/catalogue";
 import type { BlockRef, ChainSource, ChainTransfer, TransferQuery } from "../../../lib/chains/source";
-import { envSlug, watchersConfigFromEnv } from "../../../lib/watchers/config";
-import { NetworkWatcher, PaymentsPort, StepTimings } from "../../../lib/watchers/runner";
-import { startNode, TestNode } from "../../helpers/harness";
+import { envSlug } from "../../../lib/watchers/config";
+import type { NetworkWatcher, PaymentsPort, StepTimings } from "../../../lib/watchers/runner";
+import type { TestNode } from "../../helpers/harness";
+import { loggerInto, nativeCoinNetwork, nodeForTests, testWatcher } from "../../helpers/network-watcher";
 import { until } from "../../helpers/until";
 
 const SLUG = "ton-testnet";
@@ -84,14 +85,7 @@ function paymentsPort(addresses: string[], delayMs = 0): PaymentsPort {
 
 describe("a network watcher reading one range ahead", () => {
 	let node: TestNode;
-
-	beforeAll(async () => {
-		node = await startNode({ services: ["networks"] });
-	}, 60_000);
-
-	afterAll(async () => {
-		await node?.stop();
-	});
+	nodeForTests(n => (node = n));
 
 	beforeEach(async () => {
 		await node.app.models.ChainTransfer.destroy({ where: { networkId: NET } });
@@ -99,17 +93,13 @@ describe("a network watcher reading one range ahead", () => {
 	});
 
 	function watcher(src: ScriptedChain, payments: PaymentsPort, logs: string[], steps: StepTimings[], leaseMs = 10_000): NetworkWatcher {
-		return new NetworkWatcher({
-			sequelize: node.app.sequelize,
-			models: node.app.models,
+		return testWatcher(node, {
 			source: src,
-			network: { id: NET, slug: SLUG, chainType: "ton", requiredConfirmations: 1, tokens: [{ tokenId: TON, symbol: "TON", contractAddress: "", decimals: 9 }] },
+			network: nativeCoinNetwork({ id: NET, slug: SLUG, chainType: "ton", tokenId: TON, symbol: "TON", decimals: 9 }),
 			payments,
 			// Ranges of 5 blocks from block 10 (the cursor starts on 9): 10-14, then 15-19 read ahead, ...
-			config: { ...watchersConfigFromEnv({}), pollMs: 20, reconcileMs: 0, maxRange: 5, leaseMs, startBlocks: { [envSlug(SLUG)]: 10 } },
-			logger: { info: (m: unknown) => logs.push(String(m)), warn: (m: unknown) => logs.push(String(m)), error: (m: unknown) => logs.push(String(m)) },
-			now: () => new Date(),
-			owner: "test-owner",
+			config: { reconcileMs: 0, maxRange: 5, leaseMs, startBlocks: { [envSlug(SLUG)]: 10 } },
+			logger: loggerInto(logs),
 			onStepTimings: t => steps.push(t),
 		});
 	}

@@ -10,9 +10,9 @@
  */
 import { networkIdFor, tokenIdFor } from "../../../lib/networks/catalogue";
 import type { BlockRef, ChainSource, ChainTransfer } from "../../../lib/chains/source";
-import { watchersConfigFromEnv } from "../../../lib/watchers/config";
-import { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
-import { startNode, TestNode } from "../../helpers/harness";
+import type { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
+import type { TestNode } from "../../helpers/harness";
+import { nativeCoinNetwork, nodeForTests, testWatcher } from "../../helpers/network-watcher";
 import { until } from "../../helpers/until";
 
 const SLUG = "ton-testnet";
@@ -50,17 +50,7 @@ class ScriptedChain implements ChainSource {
 }
 
 function watcher(node: TestNode, src: ScriptedChain, payments: PaymentsPort, reconcileMs: number): NetworkWatcher {
-	return new NetworkWatcher({
-		sequelize: node.app.sequelize,
-		models: node.app.models,
-		source: src,
-		network: { id: NET, slug: SLUG, chainType: "ton", requiredConfirmations: 1, tokens: [{ tokenId: TON, symbol: "TON", contractAddress: "", decimals: 9 }] },
-		payments,
-		config: { ...watchersConfigFromEnv({}), pollMs: 20, reconcileMs },
-		logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
-		now: () => new Date(),
-		owner: "test-owner",
-	});
+	return testWatcher(node, { source: src, network: nativeCoinNetwork({ id: NET, slug: SLUG, chainType: "ton", tokenId: TON, symbol: "TON", decimals: 9 }), payments, config: { reconcileMs } });
 }
 
 /** depositAddresses over addr-0 .. addr-(n-1): keyset pages by id, as the transactions service answers them. */
@@ -73,14 +63,7 @@ const addressesOf =
 
 describe("a network watcher's reports, acknowledged a chunk at a time", () => {
 	let node: TestNode;
-
-	beforeAll(async () => {
-		node = await startNode({ services: ["networks"] });
-	}, 60_000);
-
-	afterAll(async () => {
-		await node?.stop();
-	});
+	nodeForTests(n => (node = n));
 
 	it("records each transfer's own outcome; a refused or failed credit stays pending and is asked again", async () => {
 		const calls = new Map<string, number>();

@@ -5,15 +5,17 @@
  */
 import { networkIdFor } from "../../../lib/networks/catalogue";
 import type { BlockRef, ChainSource } from "../../../lib/chains/source";
-import { watchersConfigFromEnv } from "../../../lib/watchers/config";
-import { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
+import type { NetworkWatcher, PaymentsPort } from "../../../lib/watchers/runner";
 import { acquireLease, ensureCursor, releaseLease, renewLease } from "../../../lib/watchers/store";
-import { startNode, TestNode } from "../../helpers/harness";
+import type { TestNode } from "../../helpers/harness";
+import { loggerInto, nodeForTests, testWatcher } from "../../helpers/network-watcher";
 import { until } from "../../helpers/until";
 
 const NET = networkIdFor("anvil-local");
 const OTHER = networkIdFor("base-sepolia");
 const STARVED = networkIdFor("ethereum-sepolia");
+/** anvil-local watched for no token: the tests here are about the cursor and the lease. */
+const ANVIL = { id: NET, slug: "anvil-local", chainType: "evm", requiredConfirmations: 1, tokens: [] };
 
 /** A chain at `before` until `advanced()` says otherwise, then at `after` (blocks mined meanwhile). */
 function scriptedSource(before: number, after: number, advanced: () => Promise<boolean>): ChainSource {
@@ -45,16 +47,9 @@ const payments: PaymentsPort = {
 	revert: async () => ({ outcome: "unknown" }),
 };
 
-// One node (its database) for both groups.
+// One node (its database) for all the groups.
 let node: TestNode;
-
-beforeAll(async () => {
-	node = await startNode({ services: ["networks"] });
-}, 60_000);
-
-afterAll(async () => {
-	await node?.stop();
-});
+nodeForTests(n => (node = n));
 
 describe("a network watcher on a network never read", () => {
 	it("starts its cursor at a head read before it took the lease (which opens the network to live checkouts), not after", async () => {
@@ -62,18 +57,7 @@ describe("a network watcher on a network never read", () => {
 		// checkout made once the lease is held can be paid in block 11: the cursor must not start above it.
 		const source = scriptedSource(10, 20, async () => Boolean((await node.app.models.ChainCursor.findByPk(NET))?.leaseOwner));
 		const logs: string[] = [];
-		const logger = { info: (m: unknown) => logs.push(String(m)), warn: (m: unknown) => logs.push(String(m)), error: (m: unknown) => logs.push(String(m)) };
-		const runner = new NetworkWatcher({
-			sequelize: node.app.sequelize,
-			models: node.app.models,
-			source,
-			network: { id: NET, slug: "anvil-local", chainType: "evm", requiredConfirmations: 1, tokens: [] },
-			payments,
-			config: { ...watchersConfigFromEnv({}), pollMs: 20 },
-			logger,
-			now: () => new Date(),
-			owner: "test-owner",
-		});
+		const runner = testWatcher(node, { source, network: ANVIL, payments, logger: loggerInto(logs) });
 		runner.start();
 		try {
 			await until("cursor at the head", async () => (await node.app.models.ChainCursor.findByPk(NET))?.blockNumber === 20);
@@ -91,16 +75,11 @@ describe("a network watcher on a network never read", () => {
  */
 describe("a fair-share hand-over between two watchers of one network", () => {
 	function watcher(owner: string, delay: { ms: number }, released: string[]): NetworkWatcher {
-		const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-		return new NetworkWatcher({
-			sequelize: node.app.sequelize,
-			models: node.app.models,
+		return testWatcher(node, {
 			source: scriptedSource(10, 10, async () => false),
-			network: { id: NET, slug: "anvil-local", chainType: "evm", requiredConfirmations: 1, tokens: [] },
+			network: ANVIL,
 			payments,
-			config: { ...watchersConfigFromEnv({}), pollMs: 20, leaseMs: 60_000 },
-			logger: quiet,
-			now: () => new Date(),
+			config: { leaseMs: 60_000 },
 			owner,
 			takeDelayMs: () => delay.ms,
 			onRelease: () => released.push(owner),
@@ -198,16 +177,12 @@ describe("a leader starved past its lease's expiry", () => {
 
 	it("keeps leading with the same token when its event loop was held longer than the lease", async () => {
 		const logs: string[] = [];
-		const logger = { info: (m: unknown) => logs.push(String(m)), warn: (m: unknown) => logs.push(String(m)), error: (m: unknown) => logs.push(String(m)) };
-		const runner = new NetworkWatcher({
-			sequelize: node.app.sequelize,
-			models: node.app.models,
+		const runner = testWatcher(node, {
 			source: scriptedSource(10, 10, async () => false),
 			network: { id: STARVED, slug: "ethereum-sepolia", chainType: "evm", requiredConfirmations: 1, tokens: [] },
 			payments,
-			config: { ...watchersConfigFromEnv({}), pollMs: 20, leaseMs: 1_000 },
-			logger,
-			now: () => new Date(),
+			config: { leaseMs: 1_000 },
+			logger: loggerInto(logs),
 			owner: "starved:1:x",
 		});
 		const row = () => node.app.models.ChainCursor.findByPk(STARVED);

@@ -8,18 +8,12 @@ import crypto from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { acquireLease, commitRange, ensureCursor, markReported, pendingTransfers, recordReconciled, syncMempool, type Lease, type NewTransfer } from "../../../lib/watchers/store";
 import { MEMPOOL_BLOCK_HASH } from "../../../lib/chains/source";
-import { startNode, TestNode } from "../../helpers/harness";
+import type { TestNode } from "../../helpers/harness";
+import { nodeForTests } from "../../helpers/network-watcher";
 
 describe("watcher store: raw insert of chain transfers", () => {
 	let node: TestNode;
-
-	beforeAll(async () => {
-		node = await startNode({ services: ["networks"] });
-	}, 60_000);
-
-	afterAll(async () => {
-		await node?.stop();
-	});
+	nodeForTests(n => (node = n));
 
 	const AMOUNTS = [
 		"123456789012345678901234567890.123456789012345678", // 30 integer digits, 18 decimals
