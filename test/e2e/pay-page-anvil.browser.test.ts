@@ -6,11 +6,11 @@
 import { parseEther } from "ethers";
 import type { Browser } from "playwright-core";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
+import type { Anvil } from "../helpers/anvil";
 import { until } from "../helpers/until";
-import { launchBrowser } from "../helpers/browser";
-import { TestNode } from "../helpers/harness";
-import { createMerchant, Merchant, PAYMENTS_SERVICES, startPaymentsNode } from "./payments.helpers";
+import type { TestNode } from "../helpers/harness";
+import { payPageOnAnvil } from "../helpers/pay-page";
+import type { Merchant } from "./payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -21,32 +21,7 @@ describe("hosted pay page paid on anvil", () => {
 	let node: TestNode;
 	let merchant: Merchant;
 	let browser: Browser;
-	let closeBrowser: () => Promise<void>;
-
-	beforeAll(async () => {
-		anvil = await startAnvil();
-		const token = await deployTestUsdc(anvil, [1]);
-		await anvil.setAutomine(false);
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-evm"],
-			env: {
-				PAY_EVENTS_POLL_MS: "200",
-				RPC_URL_ANVIL_LOCAL: anvil.url,
-				TEST_USDC_ADDRESS: await token.getAddress(),
-				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "3",
-				WATCHER_POLL_MS: "50",
-				WATCHER_RECONCILE_MS: "200",
-			},
-		});
-		merchant = await createMerchant(node);
-		({ browser, close: closeBrowser } = await launchBrowser());
-	}, 120_000);
-
-	afterAll(async () => {
-		await closeBrowser?.();
-		await node?.stop();
-		await anvil?.stop();
-	});
+	payPageOnAnvil({ automine: false, confirmations: 3 }, t => ({ anvil, node, merchant, browser } = t));
 
 	it("moves from waiting through confirming 1, 2 of 3 to paid as blocks are mined", async () => {
 		const created = await node.http("POST", "/payment_intents", {

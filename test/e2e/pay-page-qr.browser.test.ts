@@ -12,9 +12,10 @@ import Decimal from "decimal.js";
 import jsQR from "jsqr";
 import type { Browser, Page } from "playwright-core";
 import { catalogueNetwork, networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { launchBrowser, pngPixels, verticalGap } from "../helpers/browser";
-import { TestNode } from "../helpers/harness";
-import { createMerchant, Merchant, startPaymentsNode } from "./payments.helpers";
+import { pngPixels, verticalGap } from "../helpers/browser";
+import type { TestNode } from "../helpers/harness";
+import { payPageTest } from "../helpers/pay-page";
+import type { Merchant } from "./payments.helpers";
 
 const SHOP = "https://shop.example.com";
 const SHOTS = process.env.PAY_PAGE_SCREENSHOTS; // a folder: saves docs/pay-page.md's address-only screenshot
@@ -26,18 +27,7 @@ describe("pay page QR codes, decoded from the image", () => {
 	let node: TestNode;
 	let merchant: Merchant;
 	let browser: Browser;
-	let closeBrowser: () => Promise<void>;
-
-	beforeAll(async () => {
-		node = await startPaymentsNode({ env: { PAY_EVENTS_POLL_MS: "200" } });
-		merchant = await createMerchant(node);
-		({ browser, close: closeBrowser } = await launchBrowser());
-	}, 120_000);
-
-	afterAll(async () => {
-		await closeBrowser?.();
-		await node?.stop();
-	});
+	payPageTest(() => ({ env: { PAY_EVENTS_POLL_MS: "200" } }), t => ({ node, merchant, browser } = t));
 
 	/** A sandbox intent on `slug`'s `symbol`, opened and continued to the payment; the page, its CSP errors and the stored checkout. */
 	async function checkout(slug: string, symbol: string, amount: string) {

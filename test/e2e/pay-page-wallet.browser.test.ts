@@ -7,10 +7,10 @@
 import { Interface, parseEther, parseUnits } from "ethers";
 import type { Browser, Page } from "playwright-core";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
-import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
-import { launchBrowser } from "../helpers/browser";
-import { TestNode } from "../helpers/harness";
-import { createMerchant, Merchant, PAYMENTS_SERVICES, startPaymentsNode } from "./payments.helpers";
+import type { Anvil } from "../helpers/anvil";
+import type { TestNode } from "../helpers/harness";
+import { payPageOnAnvil } from "../helpers/pay-page";
+import type { Merchant } from "./payments.helpers";
 
 const NET = networkIdFor("anvil-local");
 const ETH = tokenIdFor("anvil-local", "ETH");
@@ -61,34 +61,8 @@ describe("hosted pay page: pay with an injected wallet on anvil", () => {
 	let node: TestNode;
 	let merchant: Merchant;
 	let browser: Browser;
-	let closeBrowser: () => Promise<void>;
 	let tokenAddress: string;
-
-	beforeAll(async () => {
-		anvil = await startAnvil();
-		const token = await deployTestUsdc(anvil, [1]);
-		tokenAddress = await token.getAddress();
-		await anvil.setAutomine(true);
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-evm"],
-			env: {
-				PAY_EVENTS_POLL_MS: "200",
-				RPC_URL_ANVIL_LOCAL: anvil.url,
-				TEST_USDC_ADDRESS: tokenAddress,
-				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: "1",
-				WATCHER_POLL_MS: "50",
-				WATCHER_RECONCILE_MS: "200",
-			},
-		});
-		merchant = await createMerchant(node);
-		({ browser, close: closeBrowser } = await launchBrowser());
-	}, 120_000);
-
-	afterAll(async () => {
-		await closeBrowser?.();
-		await node?.stop();
-		await anvil?.stop();
-	});
+	payPageOnAnvil({ automine: true, confirmations: 1 }, t => ({ anvil, node, merchant, browser, tokenAddress } = t));
 
 	/** Opens a checkout of a new intent with the wallet injected; returns the page and the deposit address. */
 	async function checkout(body: Record<string, unknown>): Promise<{ page: Page; address: string; sent: string[]; calls: Call[]; close(): Promise<void> }> {

@@ -8,8 +8,9 @@ import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
 import { startLitecoind, type Litecoind } from "../helpers/litecoind";
 import { until } from "../helpers/until";
 import { TestNode } from "../helpers/harness";
-import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
-import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
+import { watcherServiceTest } from "../helpers/watcher-service";
+import type { WebhookReceiver } from "../helpers/webhook-receiver";
+import { openCheckout } from "../e2e/payments.helpers";
 
 const NET = networkIdFor("litecoin-regtest");
 const LTC = tokenIdFor("litecoin-regtest", "LTC");
@@ -20,26 +21,17 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 	let node: TestNode;
 	let receiver: WebhookReceiver;
 	let key: { key: string; secret: string };
-
-	beforeAll(async () => {
-		// Replacements relayed (Litecoin Core's default refuses them) for the RBF test.
-		ltc = await startLitecoind({ args: ["-mempoolreplacement=1"] });
-		receiver = await startReceiver();
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "webhooks", "watcher-bitcoin"],
-			env: {
-				RPC_URL_LITECOIN_REGTEST: ltc.rpcUrl,
-				REQUIRED_CONFIRMATIONS_LITECOIN_REGTEST: String(REQUIRED),
-				WATCHER_POLL_MS: "50",
-				WEBHOOK_POLL_MS: "50",
-			},
-		});
-		({ key } = await sandboxMerchant(node, receiver.url));
-	}, 120_000);
+	const { getTx, getIntent, hooksFor, credits } = watcherServiceTest(
+		"watcher-bitcoin",
+		async () => {
+			// Replacements relayed (Litecoin Core's default refuses them) for the RBF test.
+			ltc = await startLitecoind({ args: ["-mempoolreplacement=1"] });
+			return { RPC_URL_LITECOIN_REGTEST: ltc.rpcUrl, REQUIRED_CONFIRMATIONS_LITECOIN_REGTEST: String(REQUIRED) };
+		},
+		t => ({ node, receiver, key } = t),
+	);
 
 	afterAll(async () => {
-		await node?.stop();
-		await receiver?.close();
 		await ltc?.stop();
 	});
 
@@ -49,11 +41,7 @@ describe("UTXO watcher on a real litecoind -regtest", () => {
 		return opened;
 	}
 
-	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;
-	const getIntent = async (id: string) => (await node.http("GET", `/payment_intents/${id}`, { key })).body;
 	const pay = (to: string, amount: string) => ltc.wallet<string>("sendtoaddress", [to, amount]);
-	const hooksFor = (intentId: string) => receiver.received.filter(h => h.json?.data?.object?.id === intentId).map(h => h.json.type as string);
-	const credits = (txId: string) => node.app.models.TransactionCredit.findAll({ where: { transactionId: txId } });
 
 	/** One transaction paying `address` twice (createrawtransaction refuses a repeated address: the output is repeated in the hex). */
 	async function payTwice(address: string, amount: string): Promise<string> {

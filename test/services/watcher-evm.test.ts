@@ -12,6 +12,7 @@ import { deployTestUsdc, startAnvil, Anvil } from "../helpers/anvil";
 import { until } from "../helpers/until";
 import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
 import { LogLine, TestNode } from "../helpers/harness";
+import { watcherServiceTest } from "../helpers/watcher-service";
 import { startReceiver, WebhookReceiver } from "../helpers/webhook-receiver";
 import { openCheckout, sandboxMerchant, startPaymentsNode, PAYMENTS_SERVICES } from "../e2e/payments.helpers";
 
@@ -28,45 +29,35 @@ describe("EVM watcher on a real anvil node", () => {
 	let token: Contract;
 	let forwarder: Contract;
 	let key: { key: string; secret: string };
-
-	beforeAll(async () => {
-		anvil = await startAnvil();
-		token = await deployTestUsdc(anvil, [1, 4]);
-		await anvil.setAutomine(true);
-		forwarder = await deployContract(anvil.accounts[0], "Forwarder");
-		await anvil.setAutomine(false);
-		receiver = await startReceiver();
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "webhooks", "watcher-evm"],
-			env: {
+	const { getTx, getIntent, hooksFor, credits } = watcherServiceTest(
+		"watcher-evm",
+		async () => {
+			anvil = await startAnvil();
+			token = await deployTestUsdc(anvil, [1, 4]);
+			await anvil.setAutomine(true);
+			forwarder = await deployContract(anvil.accounts[0], "Forwarder");
+			await anvil.setAutomine(false);
+			return {
 				RPC_URL_ANVIL_LOCAL: anvil.url,
 				TEST_USDC_ADDRESS: await token.getAddress(),
 				REQUIRED_CONFIRMATIONS_ANVIL_LOCAL: String(REQUIRED),
-				WATCHER_POLL_MS: "50",
 				WATCHER_RECONCILE_MS: "200",
 				// Open addresses read 2 a page: the reconciliation below walks several pages.
 				WATCHER_RECONCILE_PAGE: "2",
-				WEBHOOK_POLL_MS: "50",
-			},
-		});
-		({ key } = await sandboxMerchant(node, receiver.url));
-	}, 120_000);
+			};
+		},
+		t => ({ node, receiver, key } = t),
+	);
 
 	afterAll(async () => {
-		await node?.stop();
-		await receiver?.close();
 		await anvil?.stop();
 	});
 
 	/** An intent paid on anvil: its checkout's deposit address. */
 	const checkout = (amount: string, tokenId: string, currency: string) => openCheckout(node, key, { amount, currency, tokenId, networkId: NET });
 
-	const getTx = async (id: string) => (await node.http("GET", `/payments/transactions/${id}`)).body;
-	const getIntent = async (id: string) => (await node.http("GET", `/payment_intents/${id}`, { key })).body;
 	const payEth = async (to: string, eth: string) => (await anvil.accounts[2].sendTransaction({ to, value: parseEther(eth) })).hash;
 	const payUsdc = async (to: string, usdc: string) => ((await (token.connect(anvil.accounts[1]) as Contract).transfer(to, parseUnits(usdc, 6))) as { hash: string }).hash;
-	const hooksFor = (intentId: string) => receiver.received.filter(h => h.json?.data?.object?.id === intentId).map(h => h.json.type as string);
-	const credits = (txId: string) => node.app.models.TransactionCredit.findAll({ where: { transactionId: txId } });
 
 	it("shows an ETH payment confirming n of m, then completes it with signed webhooks", async () => {
 		const c = await checkout("0.5", ETH, "eth");
