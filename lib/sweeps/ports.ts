@@ -3,7 +3,10 @@
  * network and checkouts it is given, the ports it asks other services through, the withdrawal
  * requests it pays. The per-chain loops are lib/chains/<type>/sweep-runner.ts.
  */
+import type { Sequelize } from "sequelize";
 import type { Models } from "../../models";
+import type { SweepHoldScope } from "../../models/sweep.model";
+import type { SweepOutcome } from "../metrics";
 import { fromBaseUnits } from "../money";
 import type { BridgeRoute } from "../withdrawals/bridge-route";
 import type { SweepFence } from "./store";
@@ -23,6 +26,25 @@ export interface SweepNetwork {
 	requiredConfirmations: number;
 	eip7702: boolean;
 	tokens: SweepToken[];
+}
+
+/** What every account-based chain's runner (EVM, Solana, TON, Polkadot) is given besides its chain; `S` its settings. */
+export interface SweepRunnerBaseDeps<S> {
+	sequelize: Sequelize;
+	models: Models;
+	network: SweepNetwork;
+	/** A deposit's private key (seed) by its derivation index. */
+	depositKey(index: number): Promise<Uint8Array>;
+	ports: SweeperPorts;
+	settings: S;
+	now: () => Date;
+	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+	/** A sweep that could not be carried further this step, or a stalled sweep's alert (error tracking). */
+	onFailure?: (err: unknown) => void;
+	/** Each step a sweep takes, once recorded (metrics). */
+	onOutcome?: (outcome: SweepOutcome) => void;
+	/** A destination or deposit held for good after too many failures (metrics; the error goes to onFailure too). */
+	onBlocked?: (scope: SweepHoldScope) => void;
 }
 
 export interface SweepableCheckout {

@@ -312,11 +312,19 @@ export function planItem(c: SweepableCheckout, token: SweepToken, amount: bigint
 /**
  * A sweep's first states where the signed bytes are a JSON record in `rawTx` (TON, Polkadot):
  * planned -> signed by `sign` (null: nothing to send, the sweep ends failed as skipped; "later":
- * not this step), recorded BEFORE anything is sent; then signed -> broadcast once `send` answers
- * true (false: it failed, the same bytes go again at the next step). True when the step is done
- * with the sweep; false: the caller judges its fate on chain.
+ * not this step), recorded BEFORE anything is sent; then signed -> broadcast once `send` succeeds
+ * (a failure is logged as `failed.verb`, and the same bytes go again at the next step:
+ * `failed.again` says so). True when the step is done with the sweep; false: the caller judges
+ * its fate on chain.
  */
-export async function signThenBroadcast<R>(ctx: SweepRunContext, fence: SweepFence, s: Sweep, sign: () => Promise<{ hash: string; record: R } | null | "later">, send: () => Promise<boolean>): Promise<boolean> {
+export async function signThenBroadcast<R>(
+	ctx: SweepRunContext & { logger: { warn(...a: unknown[]): void } },
+	fence: SweepFence,
+	s: Sweep,
+	sign: () => Promise<{ hash: string; record: R } | null | "later">,
+	send: () => Promise<void>,
+	failed: { verb: string; again: string },
+): Promise<boolean> {
 	if (s.status === "planned") {
 		const signed = await sign();
 		if (signed === "later") return true;
@@ -326,7 +334,12 @@ export async function signThenBroadcast<R>(ctx: SweepRunContext, fence: SweepFen
 		}
 		await recordSigned(ctx.sequelize, ctx.models, fence, s, { raw: JSON.stringify(signed.record), hash: signed.hash }, 0, ctx.now());
 	}
-	if (s.status === "signed" && (await send())) {
+	const sent = () =>
+		send().then(
+			() => true,
+			err => (ctx.logger.warn(`Sweep ${s.id}: ${failed.verb}: ${briefly(err)}; ${failed.again}`), false),
+		);
+	if (s.status === "signed" && (await sent())) {
 		await recordBroadcast(ctx.sequelize, ctx.models, fence, s, ctx.now());
 		ctx.onOutcome?.("broadcast");
 		return true;

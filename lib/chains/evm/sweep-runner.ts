@@ -11,18 +11,16 @@
  */
 import { Contract, JsonRpcProvider, TransactionReceipt, Wallet, getAddress } from "ethers";
 import { Op } from "sequelize";
-import type { Sequelize } from "sequelize";
 import * as sweep from "./sweep";
 import type { BridgeProvider } from "../../withdrawals/bridge-provider";
 import { bridgeQuoteRequest, type BridgeRoute } from "../../withdrawals/bridge-route";
 import { fromBaseUnits, toBaseUnits } from "../../money";
-import type { Models } from "../../../models";
 import type { Sweep, SweepHold, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { clearHolds, holdKeyOf, holdsOf, isHeld, recordHoldFailure, type HoldKey } from "../../sweeps/holds";
 import { countUnseen, type ProofRule } from "../../sweeps/proof";
 import { Reservations } from "../../sweeps/reservations";
-import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweepRunnerBaseDeps, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
 import { advanceInFlight, checkLease, dropItems, finishSweep, openKeyOf, openKeys, planSweep, recordBroadcast, recordSigned, recordUnseen, saveSweep, sweptTransactions, type SweepFence } from "../../sweeps/store";
 
 /** proofPolls / proofMs: a sweep whose nonce was used while none of its transactions can be found is stalled only then (lib/sweeps/proof.ts). */
@@ -40,26 +38,12 @@ export interface SweeperSettings extends ProofRule {
 	failureBackoffMs: number;
 }
 
-export interface SweepRunnerDeps {
-	sequelize: Sequelize;
-	models: Models;
+export interface SweepRunnerDeps extends SweepRunnerBaseDeps<SweeperSettings> {
 	provider: JsonRpcProvider;
-	network: SweepNetwork;
 	contracts: { batcher: string; delegate: string } | null;
 	sweeperKey: string | null;
 	/** Strategy 2's bridge provider (BRIDGE_PROVIDER_URL); null: bridged routes are held. */
 	bridge: BridgeProvider | null;
-	depositKey(index: number): Promise<Uint8Array>;
-	ports: SweeperPorts;
-	settings: SweeperSettings;
-	now: () => Date;
-	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
-	/** A sweep that could not be carried further this step, or a stalled sweep's alert (error tracking). */
-	onFailure?: (err: unknown) => void;
-	/** Each step a sweep takes, once recorded (metrics). */
-	onOutcome?: (outcome: SweepOutcome) => void;
-	/** A destination or deposit held for good after too many failures (metrics; the error goes to onFailure too). */
-	onBlocked?: (scope: SweepHoldScope) => void;
 }
 
 /** What signing a sweep came to: the bytes, nothing worth sending (the sweep ends), or not now (it stays planned). */

@@ -22,49 +22,26 @@
  */
 import type { ApiPromise } from "@polkadot/api";
 import type { KeyringPair } from "@polkadot/keyring/types";
-import { Op, type Sequelize } from "sequelize";
-import type { Models } from "../../../models";
 import type { Sweep, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { fromBaseUnits, toBaseUnits } from "../../money";
 import { StepHolds, type HoldKey } from "../../sweeps/holds";
-import { countUnseen, type ProofRule } from "../../sweeps/proof";
-import { forEachPendingRequest, recordFee, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
-import { Reservations } from "../../sweeps/reservations";
-import { advanceInFlight, briefly, checkLease, endSweep, openKeyOf, openKeys, planItem, planSweep, signThenBroadcast, sweepsInFlight, sweptTransactions, unsweptCheckouts, type SweepFence } from "../../sweeps/store";
-import type { SweepHoldScope } from "../../../models/sweep.model";
+import { accountRunnerState, accountStep, busyWallets, followVerdict, type AccountChain, type AccountRunnerDeps, type AccountSweeperSettings } from "../../sweeps/account-runner";
+import { recordFee, requestAmount, type SweepToken } from "../../sweeps/ports";
+import { briefly, endSweep, signThenBroadcast, type SweepFence } from "../../sweeps/store";
 import * as dot from "./sweep";
 
-export interface PolkadotSweeperSettings extends ProofRule {
-	/** Deposits per top-up extrinsic (utility.batchAll). */
-	batchSize: number;
-	/** Asset deposits wait for a full batch at most this long. */
-	maxAgeMs: number;
+export interface PolkadotSweeperSettings extends AccountSweeperSettings {
 	/** Blocks a signed extrinsic stays valid (its mortal era; a power of two, 4..65536). */
 	eraPeriod: number;
-	maxFailures: number;
-	failureBackoffMs: number;
 }
 
-export interface PolkadotSweepRunnerDeps {
-	sequelize: Sequelize;
-	models: Models;
+/** `sweeperKey`: the sr25519 sweeper wallet, whose top-ups are batched by utility.batchAll. */
+export interface PolkadotSweepRunnerDeps extends AccountRunnerDeps<PolkadotSweeperSettings, KeyringPair> {
 	api: () => Promise<ApiPromise>;
-	network: SweepNetwork;
 	ss58Format: number;
-	/** The sweeper wallet (sr25519), null when not configured (asset sweeps then wait). */
-	sweeperKey: () => Promise<KeyringPair | null>;
-	/** A deposit's 32-byte ed25519 seed (the codec's). */
-	depositKey(index: number): Promise<Uint8Array>;
-	ports: SweeperPorts;
-	settings: PolkadotSweeperSettings;
-	now: () => Date;
-	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
 	/** Submits signed bytes (default author_submitExtrinsic); tests withhold them. */
 	submit?: (api: ApiPromise, hex: string) => Promise<void>;
-	onFailure?: (err: unknown) => void;
-	onOutcome?: (outcome: SweepOutcome) => void;
-	onBlocked?: (scope: SweepHoldScope) => void;
 }
 
 /**
@@ -109,8 +86,7 @@ export class PolkadotSweepRunner {
 	private head: Head = { number: 0, hash: "" };
 	private api!: ApiPromise;
 	private readonly holds: StepHolds;
-	private warnedNoKey = false;
-	private readonly waiting = new Set<string>();
+	private readonly state = accountRunnerState();
 	/** Per sweep: the next block of its era window not yet searched (the search resumes there). */
 	private readonly scanned = new Map<string, number>();
 	private fees = new Map<string, bigint>();
@@ -125,11 +101,7 @@ export class PolkadotSweepRunner {
 		this.api = await this.deps.api();
 		this.head = await this.finalizedHead();
 		this.fees = new Map();
-		await this.holds.load();
-		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
-		await this.executeRequests();
-		checkLease(fence, this.lost);
-		await this.plan();
+		await accountStep(this.deps, fence, this.lost, this.chain(), this.state, s => this.advance(s));
 	}
 
 	private token(tokenId: string): SweepToken | undefined {
@@ -222,38 +194,24 @@ export class PolkadotSweepRunner {
 	// Sweeps in flight
 
 	private async advance(s: Sweep): Promise<void> {
-		const { logger, network } = this.deps;
+		const { logger } = this.deps;
 		// Recorded first: a crash here, or a submit that fails, submits these same bytes next step.
-		const submitOnce = () =>
-			this.submit(signedOf(s)!.hex).then(
-				() => true,
-				err => (logger.warn(`Sweep ${s.id}: submit: ${briefly(err)}; the same extrinsic is submitted again at the next step`), false),
-			);
-		if (await signThenBroadcast(this.deps, this.fence, s, () => this.sign(s), submitOnce)) return;
+		const submitted = await signThenBroadcast(this.deps, this.fence, s, () => this.sign(s), () => this.submit(signedOf(s)!.hex), { verb: "submit", again: "the same extrinsic is submitted again at the next step" });
+		if (submitted) return;
 		const signed = signedOf(s)!;
 		const where = await this.find(s, signed);
 		// The nonce only matters once the window is over (read after the search, at the same head).
 		const finalizedNonce = where || this.head.number < signed.death ? 0 : (await this.account(s.fromAddress)).nonce;
 		const verdict = dot.sendVerdict({ found: where !== null, finalized: this.head.number, death: signed.death, finalizedNonce, nonce: signed.nonce });
-		if (verdict === "landed") {
-			await this.landed(s, signed, where!);
-			this.scanned.delete(s.id);
-			return;
-		}
-		if (verdict === "dead") {
-			await this.end(s, "failed", { reason: `extrinsic ${s.txHash} not in any finalized block of its era (#${signed.birth}..#${signed.death - 1}; finalized #${this.head.number}), nonce ${signed.nonce} unused` });
-			this.scanned.delete(s.id);
-			if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: "the payment's extrinsic expired unincluded; signed again" });
-			logger.warn(`Sweep ${s.id} on ${network.slug}: extrinsic expired unincluded; its funds will be planned again`);
-			return;
-		}
-		if (verdict === "superseded") {
-			await countUnseen({ ...this.deps, network, rule: this.deps.settings }, this.fence, s, false, `nonce ${signed.nonce} of ${s.fromAddress} was used`);
-			return;
-		}
-		if (s.status === "stalled" || s.status === "signed") return;
-		// Pending: the same bytes again (a pool may drop an extrinsic; "already imported" is fine).
-		await this.submit(signed.hex).catch(err => logger.info(`Sweep ${s.id}: resubmit: ${briefly(err)}`));
+		await followVerdict(this.deps, this.fence, s, verdict, {
+			landed: () => this.landed(s, signed, where!),
+			deadReason: `extrinsic ${s.txHash} not in any finalized block of its era (#${signed.birth}..#${signed.death - 1}; finalized #${this.head.number}), nonce ${signed.nonce} unused`,
+			expired: "extrinsic expired unincluded",
+			used: `nonce ${signed.nonce}`,
+			// Pending: the same bytes again (a pool may drop an extrinsic; "already imported" is fine).
+			resend: () => this.submit(signed.hex).catch(err => logger.info(`Sweep ${s.id}: resubmit: ${briefly(err)}`)),
+		});
+		if (verdict === "landed" || verdict === "dead") this.scanned.delete(s.id);
 	}
 
 	/** Signs a planned sweep from the finalized state now. Null: nothing to send; "later": not now. */
@@ -412,155 +370,44 @@ export class PolkadotSweepRunner {
 	 * wallet at a time), and one whose last extrinsic's era is not over at the finalized head (a
 	 * reaped deposit, re-funded, is back at nonce 0 and would accept that extrinsic again).
 	 */
-	private async busyWallets(): Promise<Set<string>> {
-		const { models, network } = this.deps;
-		const busy = new Set<string>();
-		for (const s of await sweepsInFlight(models, network.id)) busy.add(dot.accountKey(s.fromAddress));
+	private busyWallets(): Promise<Set<string>> {
 		const since = new Date(this.deps.now().getTime() - 24 * 3_600_000);
-		const recent = await models.Sweep.findAll({ where: { networkId: network.id, status: { [Op.in]: ["confirmed", "failed"] }, updatedAt: { [Op.gte]: since } }, attributes: ["fromAddress", "rawTx"] });
-		for (const s of recent) {
-			const signed = signedOf(s);
-			if (signed && signed.death > this.head.number) busy.add(dot.accountKey(s.fromAddress));
-		}
-		return busy;
+		return busyWallets(this.deps, { key: dot.accountKey, since, topUps: true, signedOf, live: signed => signed.death > this.head.number });
 	}
 
 	// -------------------------------------------------------------------------------------------
-	// Withdrawal requests
-
-	private async executeRequests(): Promise<void> {
-		const { ports, network, models } = this.deps;
-		let settled: SweepableCheckout[] | null = null;
-		await forEachPendingRequest(ports, network.id, async req => {
-			settled ??= await unsweptCheckouts(ports, models, network.id);
-			await this.executeRequest(req, settled);
-		});
-	}
+	// Withdrawal requests and planning (lib/sweeps/account-runner.ts), with Polkadot's amounts
 
 	/**
-	 * A request is paid exactly from one deposit of the merchant that holds it: native with its fee
-	 * and the ED kept (`transferKeepAlive`); an asset with the deposit's native for the fee (a
-	 * top-up from the sweeper wallet first when it lacks it) by `assets.transferKeepAlive`. What
-	 * the deposit keeps is swept later as usual.
+	 * Requests: native by `transferKeepAlive` (its fee and the ED kept), an asset by
+	 * `assets.transferKeepAlive` with the deposit's native for the fee. New sweeps: a native
+	 * deposit's whole balance (`transferAll`, reaped), worth it when the merchant gets at least the
+	 * ED after the fee (a new account needs it); an asset deposit's whole balance once it holds
+	 * the ED and the fee, after a batched top-up (`utility.batchAll`) otherwise.
 	 */
-	private async executeRequest(req: WithdrawalRequestView, settled: SweepableCheckout[]): Promise<void> {
-		const { ports, network, models, sequelize, logger, now } = this.deps;
-		const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
-		if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) return; // in flight, or paid
-		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
-			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the Polkadot sweeper", final: true });
-			return;
-		}
-		const token = this.token(req.tokenId);
-		if (!token) return;
-		const need = toBaseUnits(req.amount, token.decimals);
-		// Refused before anything is signed: the runtime would charge the fee and fail it at dispatch, every try.
-		const refused = await this.belowMinimum(token, need, req.address);
-		if (refused) {
-			await ports.failRequest({ id: req.id, reason: refused, final: true });
-			logger.warn(`Withdrawal request ${req.id} on ${network.slug} refused before signing (nothing sent, no fee): ${refused}`);
-			return;
-		}
-		const busy = await this.busyWallets();
-		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		// A top-up's deposit that is blocked no longer holds the request to it.
-		const toppedUp = own.find(s => s.kind === "topup" && !this.holds.get(this.holdKey(s.toAddress, req.tokenId))?.blockedAt);
-		const ed = this.ed();
-		let ungassed: { c: SweepableCheckout; units: bigint } | null = null;
-		for (const c of settled) {
-			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(dot.accountKey(c.depositAddress)) || this.held(c.depositAddress, c.tokenId)) continue;
-			if (toppedUp && !dot.sameAccount(toppedUp.toAddress, c.depositAddress)) continue; // finish on the deposit that got the native
-			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "polkadot", transactionId: c.transactionId });
-			if (target?.source === "payment") continue; // those funds belong to the checkout's own address
-			const a = await this.account(c.depositAddress);
-			if (token.contractAddress !== "") {
-				const units = await this.assetBalance(token.contractAddress, c.depositAddress);
-				if (units < need) continue;
-				if (a.free < ed + (await this.feeOf("asset", c.depositAddress, token))) {
-					ungassed ??= { c, units };
-					continue;
-				}
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, units)], requestId: req.id }, now());
-				return;
-			}
-			if (a.free < need + ed + (await this.feeOf("native", c.depositAddress, token))) continue;
-			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
-			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, a.free)], requestId: req.id }, now());
-			return;
-		}
-		if (ungassed) {
-			const pair = await this.deps.sweeperKey();
-			if (pair && !busy.has(dot.accountKey(pair.address))) {
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: pair.address, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [planItem(ungassed.c, token, ungassed.units)], requestId: req.id }, now());
-				return;
-			}
-		}
-		if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} ${token.symbol} and its fee yet (or the sweeper wallet is busy or not configured); it stays pending`);
-		this.waiting.add(req.id);
-	}
-
-	// -------------------------------------------------------------------------------------------
-	// Planning
-
-	private async plan(): Promise<void> {
-		const { ports, network, models, sequelize, settings, logger, now } = this.deps;
-		const settled = await ports.sweepable({ networkId: network.id });
-		if (settled.length === 0) return;
-		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
-		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		const busy = await this.busyWallets();
-		const reservations = new Reservations({ sequelize, models, now, ownAddressCheckouts: a => ports.ownAddressCheckouts(a) }, network.id);
-		const ed = this.ed();
-		const toTopUp = new Map<string, Array<{ c: SweepableCheckout; amount: bigint; settings: boolean }>>();
-		for (const c of settled) {
-			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(dot.accountKey(c.depositAddress)) || this.held(c.depositAddress, c.tokenId)) continue;
-			const token = this.token(c.tokenId);
-			if (!token) continue;
-			const route = await ports.route({ organizationId: c.organizationId, transactionId: c.transactionId });
-			if (route.via !== "direct") continue; // held, or bridged (not wired to the Polkadot sweeper): kept at the deposit
-			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "polkadot", transactionId: c.transactionId });
-			if (!target) continue;
-			const fromSettings = target.source === "settings";
-			const a = await this.account(c.depositAddress);
-			if (token.contractAddress === "") {
-				// Worth sweeping when the merchant gets at least the ED after the fee (a new account needs it).
-				if (a.free < ed + 2n * (await this.feeOf("native", c.depositAddress, token))) continue;
-				const items = [planItem(c, token, a.free)];
-				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
-				const admit = fromSettings ? await reservations.guard(items) : undefined;
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: target.address, chainNonce: 0, items, admit }, now());
-				busy.add(dot.accountKey(c.depositAddress));
-				continue;
-			}
-			const units = await this.assetBalance(token.contractAddress, c.depositAddress);
-			if (units <= 0n) continue;
-			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(units, token.decimals)))) continue;
-			if (a.free >= ed + (await this.feeOf("asset", c.depositAddress, token))) {
-				const items = [planItem(c, token, units)];
-				const admit = fromSettings ? await reservations.guard(items) : undefined;
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: target.address, chainNonce: 0, items, admit }, now());
-				busy.add(dot.accountKey(c.depositAddress));
-				continue;
-			}
-			toTopUp.set(token.tokenId, [...(toTopUp.get(token.tokenId) ?? []), { c, amount: units, settings: fromSettings }]);
-		}
-		if (toTopUp.size === 0) return;
-		const pair = await this.deps.sweeperKey();
-		if (!pair) {
-			if (!this.warnedNoKey) logger.warn(`Sweeper: ${network.slug} has asset deposits to sweep but no SWEEPER_PRIVATE_KEY_POLKADOT; they stay at their deposit addresses`);
-			this.warnedNoKey = true;
-			return;
-		}
-		if (busy.has(dot.accountKey(pair.address))) return; // its previous extrinsic first: one nonce, one extrinsic
-		for (const [tokenId, group] of toTopUp) {
-			const token = this.token(tokenId)!;
-			const batch = group.slice(0, settings.batchSize);
-			const oldest = Math.min(...batch.map(d => new Date(d.c.completedAt).getTime()));
-			if (batch.length < settings.batchSize && now().getTime() - oldest < settings.maxAgeMs) continue;
-			const items = batch.map(d => planItem(d.c, token, d.amount));
-			const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
-			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId, fromAddress: pair.address, toAddress: pair.address, chainNonce: 0, items, admit }, now());
-			return; // one sweeper extrinsic at a time
-		}
+	private chain(): AccountChain<AccountView> {
+		const { settings } = this.deps;
+		return {
+			chainType: "polkadot",
+			name: "Polkadot",
+			key: dot.accountKey,
+			account: address => this.account(address),
+			native: a => a.free,
+			tokenBalance: (token, address) => this.assetBalance(token.contractAddress, address),
+			worthSweeping: async (c, token, a) => a.free >= this.ed() + 2n * (await this.feeOf("native", c.depositAddress, token)),
+			hasGas: async (c, token, a) => a.free >= this.ed() + (await this.feeOf("asset", c.depositAddress, token)),
+			pays: async (c, token, a, need) => a.free >= need + this.ed() + (await this.feeOf("native", c.depositAddress, token)),
+			sendTo: address => address,
+			// The runtime would charge the fee and fail it at dispatch.
+			refused: (token, need, address) => this.belowMinimum(token, need, address),
+			sweeper: async () => (await this.deps.sweeperKey())?.address ?? null,
+			sweeperEnv: "SWEEPER_PRIVATE_KEY_POLKADOT",
+			tokens: "asset",
+			holds: this.holds,
+			holdKey: (address, tokenId) => this.holdKey(address, tokenId),
+			busyWallets: () => this.busyWallets(),
+			topUpBatch: settings.batchSize,
+			maxAgeMs: settings.maxAgeMs,
+		};
 	}
 }

@@ -20,17 +20,16 @@
  */
 import { Connection, PublicKey, type VersionedTransactionResponse } from "@solana/web3.js";
 import { AccountLayout } from "@solana/spl-token";
-import { Op, type Sequelize } from "sequelize";
+import { Op } from "sequelize";
 import * as sol from "./sweep";
 import { fromBaseUnits, toBaseUnits } from "../../money";
-import type { Models } from "../../../models";
 import type { Sweep, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { LeaseLostError } from "../../watchers/store";
 import { StepHolds, type HoldKey } from "../../sweeps/holds";
 import { isProven, type ProofRule } from "../../sweeps/proof";
 import { Reservations } from "../../sweeps/reservations";
-import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
+import { forEachPendingRequest, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepRunnerBaseDeps, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
 import { advanceInFlight, checkLease, dropItems, endSweep, openKeyOf, openKeys, planItem, planSweep, recordBroadcast, recordSigned, recordUnseen, sweptTransactions, type SweepFence } from "../../sweeps/store";
 
 export interface SolanaSweeperSettings extends ProofRule {
@@ -44,21 +43,11 @@ export interface SolanaSweeperSettings extends ProofRule {
 	failureBackoffMs: number;
 }
 
-export interface SolanaSweepRunnerDeps {
-	sequelize: Sequelize;
-	models: Models;
+export interface SolanaSweepRunnerDeps extends Omit<SweepRunnerBaseDeps<SolanaSweeperSettings>, "ports"> {
 	connection: Connection;
-	network: SweepNetwork;
 	/** SWEEPER_PRIVATE_KEY_SOLANA's 64-byte secret key; null: token deposits stay where they are. */
 	sweeperKey: Uint8Array | null;
-	depositKey(index: number): Promise<Uint8Array>;
 	ports: Pick<SweeperPorts, "sweepable" | "record" | "route" | "pendingRequests" | "completeRequest" | "failRequest" | "destinationOf" | "ownAddressCheckouts">;
-	settings: SolanaSweeperSettings;
-	now: () => Date;
-	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
-	onFailure?: (err: unknown) => void;
-	onOutcome?: (outcome: SweepOutcome) => void;
-	onBlocked?: (scope: SweepHoldScope) => void;
 }
 
 /** The "wallet" of Solana sweeps in sweep_wallets: no nonce on Solana; its counter only numbers the sweeps. */

@@ -25,48 +25,26 @@
  */
 import { Address } from "@ton/core";
 import { mnemonicToPrivateKey, mnemonicValidate } from "@ton/crypto";
-import { Op, type Sequelize } from "sequelize";
-import type { Models } from "../../../models";
-import type { Sweep, SweepHoldScope, SweepItem } from "../../../models/sweep.model";
+import type { Sweep, SweepItem } from "../../../models/sweep.model";
 import type { SweepOutcome } from "../../metrics";
 import { fromBaseUnits, toBaseUnits } from "../../money";
 import { StepHolds, type HoldKey } from "../../sweeps/holds";
-import { countUnseen, type ProofRule } from "../../sweeps/proof";
-import { forEachPendingRequest, recordFee, requestAmount, type SweepableCheckout, type SweeperPorts, type SweepNetwork, type SweepToken, type WithdrawalRequestView } from "../../sweeps/ports";
-import { Reservations } from "../../sweeps/reservations";
-import { advanceInFlight, briefly, checkLease, endSweep, openKeyOf, openKeys, planItem, planSweep, signThenBroadcast, sweepsInFlight, sweptTransactions, unsweptCheckouts, type SweepFence } from "../../sweeps/store";
+import { accountRunnerState, accountStep, busyWallets, followVerdict, type AccountChain, type AccountRunnerDeps, type AccountSweeperSettings } from "../../sweeps/account-runner";
+import { recordFee, requestAmount, type SweepToken } from "../../sweeps/ports";
+import { briefly, endSweep, signThenBroadcast, type SweepFence } from "../../sweeps/store";
 import type { TonApi } from "./api";
 import { getWalletAddress } from "./jetton-wallets";
 import * as ton from "./sweep";
 
-export interface TonSweeperSettings extends ProofRule {
-	/** Deposits per top-up message (at most MAX_V5R1_MESSAGES). */
-	batchSize: number;
-	/** Token deposits wait for a full batch at most this long. */
-	maxAgeMs: number;
+/** `batchSize`: at most MAX_V5R1_MESSAGES. */
+export interface TonSweeperSettings extends AccountSweeperSettings {
 	/** Seconds a signed message stays acceptable (its validUntil = last masterchain utime + this). */
 	validForSec: number;
-	/** Sweeps of a deposit that land and fail in a row before it is blocked (lib/sweeps/holds.ts). */
-	maxFailures: number;
-	/** The pause after a deposit's first failure; it doubles with each further one. */
-	failureBackoffMs: number;
 }
 
-export interface TonSweepRunnerDeps {
-	sequelize: Sequelize;
-	models: Models;
+/** `sweeperKey`: the v5R1 sweeper wallet's key. */
+export interface TonSweepRunnerDeps extends AccountRunnerDeps<TonSweeperSettings, Uint8Array> {
 	api: TonApi;
-	network: SweepNetwork;
-	/** The sweeper wallet's key (v5R1), null when not configured (jetton sweeps then wait). */
-	sweeperKey: () => Promise<Uint8Array | null>;
-	depositKey(index: number): Promise<Uint8Array>;
-	ports: SweeperPorts;
-	settings: TonSweeperSettings;
-	now: () => Date;
-	logger: { info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
-	onFailure?: (err: unknown) => void;
-	onOutcome?: (outcome: SweepOutcome) => void;
-	onBlocked?: (scope: SweepHoldScope) => void;
 }
 
 /**
@@ -119,8 +97,7 @@ export class TonSweepRunner {
 	private lost: AbortSignal | null = null;
 	private head: McHead | null = null;
 	private readonly holds: StepHolds;
-	private warnedNoKey = false;
-	private readonly waiting = new Set<string>();
+	private readonly state = accountRunnerState();
 	private readonly jettonWallets = new Map<string, string>();
 
 	constructor(private readonly deps: TonSweepRunnerDeps) {
@@ -131,11 +108,7 @@ export class TonSweepRunner {
 		this.fence = fence;
 		this.lost = lost ?? null;
 		this.head = await this.mcHead();
-		await this.holds.load();
-		await advanceInFlight(this.deps, fence, this.lost, s => this.advance(s));
-		await this.executeRequests();
-		checkLease(fence, this.lost);
-		await this.plan();
+		await accountStep(this.deps, fence, this.lost, this.chain(), this.state, s => this.advance(s));
 	}
 
 	private token(tokenId: string): SweepToken | undefined {
@@ -223,40 +196,25 @@ export class TonSweepRunner {
 	// Sweeps in flight
 
 	private async advance(s: Sweep): Promise<void> {
-		const { logger, network } = this.deps;
+		const { logger } = this.deps;
 		// Recorded first: a crash here, or a send that fails, sends these same bytes at the next step.
 		// A message refused on sending (expired meanwhile) is judged below like any other.
-		const sendOnce = () =>
-			this.send(signedOf(s)!.boc).then(
-				() => true,
-				err => (logger.warn(`Sweep ${s.id}: send: ${briefly(err)}; the same message is sent again at the next step`), false),
-			);
-		if (await signThenBroadcast(this.deps, this.fence, s, () => this.sign(s), sendOnce)) return;
+		const sent = await signThenBroadcast(this.deps, this.fence, s, () => this.sign(s), () => this.send(signedOf(s)!.boc), { verb: "send", again: "the same message is sent again at the next step" });
+		if (sent) return;
 		const signed = signedOf(s)!;
 		// In this order (sweep.ts sendVerdict): the block's utime, the wallet's seqno, then the message.
 		const head = this.head!;
 		const wallet = await this.wallet(s.fromAddress);
 		const tx = await this.txByMessage(s.txHash!);
 		const verdict = ton.sendVerdict({ found: tx !== null, walletSeqno: wallet.seqno, masterchainUtime: head.utime, seqno: signed.seqno, validUntil: signed.validUntil });
-		if (verdict === "landed") {
-			await this.landed(s, signed, tx!);
-			return;
-		}
-		if (verdict === "dead") {
-			// Expired, never accepted, its seqno unused: the wallet refuses it from now on.
-			await this.end(s, "failed", { reason: `message ${s.txHash} expired unaccepted (validUntil ${signed.validUntil}, block ${head.seqno} at ${head.utime})` });
-			if (s.requestId) await this.deps.ports.failRequest({ id: s.requestId, reason: "the payment's message expired unaccepted; signed again" });
-			logger.warn(`Sweep ${s.id} on ${network.slug}: message expired unaccepted; its funds will be planned again`);
-			return;
-		}
-		if (verdict === "superseded") {
-			// Another message used the seqno: the funds may have moved. Locked until an operator looks.
-			await countUnseen({ ...this.deps, network, rule: this.deps.settings }, this.fence, s, false, `seqno ${signed.seqno} of ${s.fromAddress} was used`);
-			return;
-		}
-		if (s.status === "stalled" || s.status === "signed") return;
-		// Pending: the same bytes again (an external message may be dropped before a validator sees it).
-		await this.send(signed.boc).catch(err => logger.warn(`Sweep ${s.id}: send: ${briefly(err)}`));
+		await followVerdict(this.deps, this.fence, s, verdict, {
+			landed: () => this.landed(s, signed, tx!),
+			deadReason: `message ${s.txHash} expired unaccepted (validUntil ${signed.validUntil}, block ${head.seqno} at ${head.utime})`,
+			expired: "message expired unaccepted",
+			used: `seqno ${signed.seqno}`,
+			// Pending: the same bytes again (an external message may be dropped before a validator sees it).
+			resend: () => this.send(signed.boc).catch(err => logger.warn(`Sweep ${s.id}: send: ${briefly(err)}`)),
+		});
 	}
 
 	/**
@@ -436,153 +394,47 @@ export class TonSweepRunner {
 	 * The sweeper wallet's top-ups are exempt from that window: the sweeper wallet is never destroyed,
 	 * so a top-up that landed used its seqno for good, and one that did not ended only once expired.
 	 */
-	private async busyWallets(): Promise<Set<string>> {
-		const { models, network } = this.deps;
-		const busy = new Set<string>();
-		for (const s of await sweepsInFlight(models, network.id)) busy.add(raw(s.fromAddress));
+	private busyWallets(): Promise<Set<string>> {
 		const since = new Date(this.deps.now().getTime() - 3_600_000);
-		const recent = await models.Sweep.findAll({ where: { networkId: network.id, kind: { [Op.ne]: "topup" }, status: { [Op.in]: ["confirmed", "failed"] }, updatedAt: { [Op.gte]: since } }, attributes: ["fromAddress", "rawTx"] });
-		for (const s of recent) {
-			const signed = signedOf(s);
-			if (signed && signed.validUntil >= this.head!.utime) busy.add(raw(s.fromAddress));
-		}
-		return busy;
+		return busyWallets(this.deps, { key: raw, since, topUps: false, signedOf, live: signed => signed.validUntil >= this.head!.utime });
 	}
 
 	// -------------------------------------------------------------------------------------------
-	// Withdrawal requests
-
-	private async executeRequests(): Promise<void> {
-		const { ports, network, models } = this.deps;
-		let settled: SweepableCheckout[] | null = null;
-		await forEachPendingRequest(ports, network.id, async req => {
-			settled ??= await unsweptCheckouts(ports, models, network.id);
-			await this.executeRequest(req, settled);
-		});
-	}
+	// Withdrawal requests and planning (lib/sweeps/account-runner.ts), with TON's amounts
 
 	/**
-	 * A request is paid exactly from one deposit of the merchant that holds it: TON with its fee, a
-	 * jetton with the TON its transfer carries (a top-up from the sweeper wallet first when it lacks it).
+	 * Requests: TON from the deposit's balance, its fee on top; a jetton by a jetton transfer from
+	 * the deposit carrying JETTON_PAYMENT_TON, excesses back to the sweeper wallet. New sweeps: a
+	 * TON deposit's whole balance (the deposit ends destroyed); a jetton deposit's whole jetton
+	 * balance once it holds JETTON_SWEEP_TON, after a top-up (one v5R1 message for up to
+	 * `batchSize` deposits) otherwise. Sweeps go to the merchant's address non-bounceable
+	 * (merchantAddress), as does a jetton payment.
 	 */
-	private async executeRequest(req: WithdrawalRequestView, settled: SweepableCheckout[]): Promise<void> {
-		const { ports, network, models, sequelize, logger, now } = this.deps;
-		const own = await models.Sweep.findAll({ where: { requestId: req.id, status: { [Op.ne]: "failed" } } });
-		if (own.some(s => s.status !== "confirmed" || s.kind !== "topup")) return; // in flight, or paid
-		if (req.destinationNetworkId && req.destinationNetworkId !== network.id) {
-			await ports.failRequest({ id: req.id, reason: "a withdrawal to another network needs a bridge provider, not wired to the TON sweeper", final: true });
-			return;
-		}
-		const token = this.token(req.tokenId);
-		if (!token) return;
-		const need = toBaseUnits(req.amount, token.decimals);
-		const busy = await this.busyWallets();
-		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		// A top-up's deposit that is blocked no longer holds the request to it.
-		const toppedUp = own.find(s => s.kind === "topup" && !this.holds.get(this.holdKey(s.toAddress, req.tokenId))?.blockedAt);
-		let ungassed: { c: SweepableCheckout; jettons: bigint } | null = null;
-		for (const c of settled) {
-			if (c.organizationId !== req.organizationId || c.tokenId !== req.tokenId || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
-			if (this.held(c.depositAddress, c.tokenId)) continue;
-			if (toppedUp && raw(toppedUp.toAddress) !== raw(c.depositAddress)) continue; // finish on the deposit that got the gas
-			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "ton", transactionId: c.transactionId });
-			if (target?.source === "payment") continue; // those funds belong to the checkout's own address
-			const w = await this.wallet(c.depositAddress);
-			if (token.contractAddress !== "") {
-				const jettons = await this.jettonBalance(token.contractAddress, c.depositAddress);
-				if (jettons < need) continue;
-				if (w.balance < ton.JETTON_PAYMENT_TON) {
-					ungassed ??= { c, jettons };
-					continue;
-				}
-				// The item holds the deposit's whole jetton balance while the payment is in flight.
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(req.address), chainNonce: 0, items: [planItem(c, token, jettons)], requestId: req.id }, now());
-				return;
-			}
-			if (w.balance < need + ton.PAYMENT_FEE_RESERVE) continue;
-			// The item holds the whole deposit while the payment is in flight: its fee comes from it too.
-			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: req.address, chainNonce: 0, items: [planItem(c, token, w.balance)], requestId: req.id }, now());
-			return;
-		}
-		if (ungassed) {
-			// Gas for the transfer from the sweeper wallet (one message at a time from it); the payment follows once it landed.
-			// Again when a landed top-up left the deposit short (its message skipped, or a bounced payment spent it).
-			const key = await this.deps.sweeperKey();
-			const sweeper = key ? ton.walletAddress(key, "v5r1") : null;
-			if (sweeper && !busy.has(sweeper)) {
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId: token.tokenId, fromAddress: sweeper, toAddress: ungassed.c.depositAddress, chainNonce: 0, items: [planItem(ungassed.c, token, ungassed.jettons)], requestId: req.id }, now());
-				return;
-			}
-		}
-		if (!this.waiting.has(req.id)) logger.info(`Withdrawal request ${req.id}: no single deposit on ${network.slug} holds ${req.amount} ${token.symbol} and its fee yet (or the sweeper wallet is busy or not configured); it stays pending`);
-		this.waiting.add(req.id);
-	}
-
-	// -------------------------------------------------------------------------------------------
-	// Planning
-
-	private async plan(): Promise<void> {
-		const { ports, network, models, sequelize, settings, logger, now } = this.deps;
-		const settled = await ports.sweepable({ networkId: network.id });
-		if (settled.length === 0) return;
-		const swept = await sweptTransactions(models, settled.map(c => c.transactionId));
-		const open = await openKeys(models, settled.map(c => openKeyOf(c.depositAddress, c.tokenId)));
-		const busy = await this.busyWallets();
-		const reservations = new Reservations({ sequelize, models, now, ownAddressCheckouts: a => ports.ownAddressCheckouts(a) }, network.id);
-		const toTopUp = new Map<string, Array<{ c: SweepableCheckout; amount: bigint; settings: boolean }>>();
-		for (const c of settled) {
-			if (swept.has(c.transactionId) || open.has(openKeyOf(c.depositAddress, c.tokenId)) || busy.has(raw(c.depositAddress))) continue;
-			// A held deposit waits out its pause (blocked: until support clears it); no top-up meanwhile.
-			if (this.held(c.depositAddress, c.tokenId)) continue;
-			const token = this.token(c.tokenId);
-			if (!token) continue;
-			const route = await ports.route({ organizationId: c.organizationId, transactionId: c.transactionId });
-			if (route.via !== "direct") continue; // held, or bridged (not wired to the TON sweeper): kept at the deposit
-			const target = await ports.destinationOf({ organizationId: c.organizationId, chainType: "ton", transactionId: c.transactionId });
-			if (!target) continue;
-			const fromSettings = target.source === "settings";
-			const w = await this.wallet(c.depositAddress);
-			if (token.contractAddress === "") {
-				if (w.balance < ton.TON_SWEEP_MIN_BALANCE) continue;
-				const items = [planItem(c, token, w.balance)];
-				if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, items[0].amount))) continue;
-				const admit = fromSettings ? await reservations.guard(items) : undefined;
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "native", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(target.address), chainNonce: 0, items, admit }, now());
-				busy.add(raw(c.depositAddress));
-				continue;
-			}
-			const jettons = await this.jettonBalance(token.contractAddress, c.depositAddress);
-			if (jettons <= 0n) continue;
-			if (fromSettings && !(await reservations.take(c.organizationId, token.tokenId, fromBaseUnits(jettons, token.decimals)))) continue;
-			if (w.balance >= ton.JETTON_SWEEP_TON) {
-				const items = [planItem(c, token, jettons)];
-				const admit = fromSettings ? await reservations.guard(items) : undefined;
-				await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "token", tokenId: token.tokenId, fromAddress: c.depositAddress, toAddress: merchantAddress(target.address), chainNonce: 0, items, admit }, now());
-				busy.add(raw(c.depositAddress));
-				continue;
-			}
-			toTopUp.set(token.tokenId, [...(toTopUp.get(token.tokenId) ?? []), { c, amount: jettons, settings: fromSettings }]);
-		}
-		if (toTopUp.size === 0) return;
-		const key = await this.deps.sweeperKey();
-		if (!key) {
-			if (!this.warnedNoKey) logger.warn(`Sweeper: ${network.slug} has jetton deposits to sweep but no SWEEPER_PRIVATE_KEY_TON; they stay at their deposit addresses`);
-			this.warnedNoKey = true;
-			return;
-		}
-		const sweeper = ton.walletAddress(key, "v5r1");
-		if (busy.has(sweeper)) return; // its previous message first: one seqno, one message
-		const size = Math.min(settings.batchSize, ton.maxTopUpsPerMessage("v5r1"));
-		for (const [tokenId, group] of toTopUp) {
-			const token = this.token(tokenId)!;
-			const batch = group.slice(0, size);
-			const oldest = Math.min(...batch.map(d => new Date(d.c.completedAt).getTime()));
-			if (batch.length < size && now().getTime() - oldest < settings.maxAgeMs) continue;
-			const items = batch.map(d => planItem(d.c, token, d.amount));
-			const admit = await reservations.guard(items.filter((_, n) => batch[n].settings));
-			await planSweep(sequelize, models, this.fence, { networkId: network.id, kind: "topup", tokenId, fromAddress: sweeper, toAddress: sweeper, chainNonce: 0, items, admit }, now());
-			return; // one sweeper message at a time
-		}
+	private chain(): AccountChain<WalletState> {
+		const { settings } = this.deps;
+		return {
+			chainType: "ton",
+			name: "TON",
+			key: raw,
+			account: address => this.wallet(address),
+			native: w => w.balance,
+			tokenBalance: (token, address) => this.jettonBalance(token.contractAddress, address),
+			worthSweeping: async (_c, _token, w) => w.balance >= ton.TON_SWEEP_MIN_BALANCE,
+			hasGas: async (_c, _token, w, payment) => w.balance >= (payment ? ton.JETTON_PAYMENT_TON : ton.JETTON_SWEEP_TON),
+			pays: async (_c, _token, w, need) => w.balance >= need + ton.PAYMENT_FEE_RESERVE,
+			sendTo: (address, kind, payment) => (kind === "native" && payment ? address : merchantAddress(address)),
+			sweeper: async () => {
+				const key = await this.deps.sweeperKey();
+				return key ? ton.walletAddress(key, "v5r1") : null;
+			},
+			sweeperEnv: "SWEEPER_PRIVATE_KEY_TON",
+			tokens: "jetton",
+			holds: this.holds,
+			holdKey: (address, tokenId) => this.holdKey(address, tokenId),
+			busyWallets: () => this.busyWallets(),
+			topUpBatch: Math.min(settings.batchSize, ton.maxTopUpsPerMessage("v5r1")),
+			maxAgeMs: settings.maxAgeMs,
+		};
 	}
 }
 
