@@ -8,7 +8,7 @@
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import bcrypt from "bcrypt";
-import { Op, Transaction, UniqueConstraintError, WhereOptions, literal } from "sequelize";
+import { Op, Transaction, UniqueConstraintError, WhereOptions, literal, type CreationAttributes } from "sequelize";
 import { appOf } from "../lib/app";
 import { badRequest, httpError, tooManyRequests, unauthorized, unprocessable } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
@@ -88,11 +88,30 @@ interface AuthMethods {
 	findLink(hash: string, purpose: AuthHashPurpose): Promise<AuthHash>;
 	consumeLink(row: AuthHash, t?: Transaction): Promise<void>;
 	revokeLinks(userId: number, purposes: AuthHashPurpose[], t?: Transaction): Promise<void>;
+	linkUser(hash: string, purpose: AuthHashPurpose, valid: (user: User, link: AuthHash) => boolean): Promise<{ link: AuthHash; user: User }>;
+	redeemLink(link: AuthHash, user: User, t: Transaction, change: () => Promise<unknown>): Promise<void>;
+	mailLink(ctx: Ctx<any>, email: string, p: MailLink): Promise<void>;
+	createConfirmed(values: UserCreation): Promise<{ user: User; created: boolean }>;
+	confirmSignUp(user: User, values: Partial<UserCreation>): Promise<void>;
+	signUpSession(ctx: Ctx<any>, user: User): Promise<LoginResponse>;
 	issueCode(email: string, purpose: AuthCodePurpose): Promise<string>;
 	consumeCode(email: string, purpose: AuthCodePurpose, code: string): Promise<void>;
 	ensureOrganizations(ctx: Ctx<any>, user: User): Promise<void>;
 	assertActive(user: User): void;
 	prune(): Promise<void>;
+}
+
+/** A new user (createConfirmed): with an address. */
+type UserCreation = CreationAttributes<User> & { email: string };
+
+/** A link mailed on request (mailLink): the address's quota, the user it is for, the mail. */
+interface MailLink {
+	quota: CappedKind;
+	cooldownMs?: number;
+	wanted(user: User): boolean;
+	purpose: AuthHashPurpose;
+	template: MailTemplate;
+	data(user: User, hash: string): Record<string, unknown>;
 }
 
 type AuthSettings = { rest: string };
@@ -211,19 +230,14 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			tracing: NO_PARAMS_IN_TRACES,
 			params: { $$strict: "remove", hash: HASH },
 			async handler(this: AuthThis, ctx: Ctx<{ hash: string }>): Promise<LoginResponse> {
-				const { models, sequelize } = appOf(this.broker);
-				const link = await this.findLink(ctx.params.hash, "confirm");
-				const user = await models.User.findByPk(link.userId);
-				if (!user || user.email !== link.email) throw invalidHash();
-				await sequelize.transaction(async t => {
-					await this.consumeLink(link, t);
-					if (!user.emailConfirmedAt) await user.update({ emailConfirmedAt: new Date(this.nowMs()) }, { transaction: t });
-					await this.revokeLinks(user.id, ["confirm"], t);
-				});
-				this.assertActive(user);
-				// Idempotent on the organizations side: repairs a sign-up whose first call failed.
-				await this.ensureOrganizations(ctx, user);
-				return this.startSession(user);
+				const { sequelize } = appOf(this.broker);
+				const { link, user } = await this.linkUser(ctx.params.hash, "confirm", (u, l) => u.email === l.email);
+				await sequelize.transaction(t =>
+					this.redeemLink(link, user, t, async () => {
+						if (!user.emailConfirmedAt) await user.update({ emailConfirmedAt: new Date(this.nowMs()) }, { transaction: t });
+					}),
+				);
+				return this.signUpSession(ctx, user);
 			},
 		},
 
@@ -246,14 +260,8 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			recaptcha: true,
 			params: { $$strict: "remove", email: EMAIL },
 			async handler(this: AuthThis, ctx: Ctx<{ email: string }>): Promise<null> {
-				const { email } = ctx.params;
 				ctx.meta.$statusCode = 204;
-				const quota = await this.reserveQuota(email, "confirm_resend");
-				if (!quota.allowed) return null;
-				const user = await this.findUserByEmail(email);
-				if (!user || user.emailConfirmedAt) return null;
-				const hash = await this.issueLink(user.id, "confirm", email);
-				await this.sendMail(ctx, email, "confirm", { hash, firstName: user.firstName });
+				await this.mailLink(ctx, ctx.params.email, { quota: "confirm_resend", wanted: user => !user.emailConfirmedAt, purpose: "confirm", template: "confirm", data: (user, hash) => ({ hash, firstName: user.firstName }) });
 				return null;
 			},
 		},
@@ -265,20 +273,14 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			params: { $$strict: "remove", hash: HASH },
 			async handler(this: AuthThis, ctx: Ctx<{ hash: string }>): Promise<null> {
 				const { models, sequelize } = appOf(this.broker);
-				const link = await this.findLink(ctx.params.hash, "confirmNew");
-				const user = await models.User.findByPk(link.userId);
 				// Only the latest requested address can be confirmed.
-				if (!user || !link.email || user.pendingEmail !== link.email) throw invalidHash();
-				const newEmail = link.email;
+				const { link, user } = await this.linkUser(ctx.params.hash, "confirmNew", (u, l) => Boolean(l.email) && u.pendingEmail === l.email);
+				const newEmail = link.email!;
 				const oldEmail = user.email;
 				const taken = await models.User.findOne({ where: { email: newEmail, id: { [Op.ne]: user.id } } });
 				if (taken) throw emailInUse();
 				try {
-					await sequelize.transaction(async t => {
-						await this.consumeLink(link, t);
-						await user.update({ email: newEmail, pendingEmail: null, emailConfirmedAt: new Date(this.nowMs()) }, { transaction: t });
-						await this.revokeLinks(user.id, ["confirmNew"], t);
-					});
+					await sequelize.transaction(t => this.redeemLink(link, user, t, () => user.update({ email: newEmail, pendingEmail: null, emailConfirmedAt: new Date(this.nowMs()) }, { transaction: t })));
 				} catch (err) {
 					if (err instanceof UniqueConstraintError) throw emailInUse();
 					throw err;
@@ -296,14 +298,8 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			recaptcha: true,
 			params: { $$strict: "remove", email: EMAIL },
 			async handler(this: AuthThis, ctx: Ctx<{ email: string }>): Promise<null> {
-				const { email } = ctx.params;
 				ctx.meta.$statusCode = 204;
-				const quota = await this.reserveQuota(email, "reset", RESET_COOLDOWN_MS);
-				if (!quota.allowed) return null;
-				const user = await this.findUserByEmail(email);
-				if (!user) return null;
-				const hash = await this.issueLink(user.id, "reset", email);
-				await this.sendMail(ctx, email, "resetPassword", { hash });
+				await this.mailLink(ctx, ctx.params.email, { quota: "reset", cooldownMs: RESET_COOLDOWN_MS, wanted: () => true, purpose: "reset", template: "resetPassword", data: (_user, hash) => ({ hash }) });
 				return null;
 			},
 		},
@@ -315,16 +311,12 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			params: { $$strict: "remove", hash: HASH, password: PASSWORD },
 			async handler(this: AuthThis, ctx: Ctx<{ hash: string; password: string }>): Promise<null> {
 				const { models, sequelize } = appOf(this.broker);
-				const link = await this.findLink(ctx.params.hash, "reset");
-				const user = await models.User.findByPk(link.userId);
-				if (!user || user.email !== link.email) throw invalidHash();
+				const { link, user } = await this.linkUser(ctx.params.hash, "reset", (u, l) => u.email === l.email);
 				const passwordHash = await this.hashPassword(ctx.params.password);
 				const now = new Date(this.nowMs());
 				const ended = await sequelize.transaction(async t => {
-					await this.consumeLink(link, t);
 					// The link proves the mailbox, so it also confirms an unconfirmed address.
-					await user.update({ passwordHash, passwordChangedAt: now, emailConfirmedAt: user.emailConfirmedAt ?? now }, { transaction: t });
-					await this.revokeLinks(user.id, ["reset"], t);
+					await this.redeemLink(link, user, t, () => user.update({ passwordHash, passwordChangedAt: now, emailConfirmedAt: user.emailConfirmedAt ?? now }, { transaction: t }));
 					return this.closeSessions({ userId: user.id }, "password_reset", t);
 				});
 				await this.announceEnded(ctx, ended);
@@ -371,37 +363,16 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 				this: AuthThis,
 				ctx: Ctx<{ email: string; code: string; password?: string; firstName?: string; lastName?: string }>,
 			): Promise<LoginResponse> {
-				const { models, sequelize } = appOf(this.broker);
 				const { email, code, password, firstName, lastName } = ctx.params;
 				await this.consumeCode(email, "register", code);
 				const passwordHash = password ? await this.hashPassword(password) : null;
 				const now = new Date(this.nowMs());
 				let user = await this.findUserByEmail(email);
 				let created = false;
-				if (!user) {
-					try {
-						user = await models.User.create({ email, passwordHash, firstName: firstName ?? null, lastName: lastName ?? null, provider: "email", emailConfirmedAt: now });
-						created = true;
-					} catch (err) {
-						if (!(err instanceof UniqueConstraintError)) throw err;
-						user = await this.findUserByEmail(email);
-						if (!user) throw err;
-					}
-				}
-				if (!created && !user.emailConfirmedAt) {
-					// An unconfirmed registration had a password nobody proved: replace it (or clear it).
-					const existing = user;
-					await sequelize.transaction(async t => {
-						await existing.update(
-							{ passwordHash, firstName: firstName ?? existing.firstName, lastName: lastName ?? existing.lastName, emailConfirmedAt: now },
-							{ transaction: t },
-						);
-						await this.revokeLinks(existing.id, ["confirm"], t);
-					});
-				}
-				this.assertActive(user);
-				await this.ensureOrganizations(ctx, user);
-				return this.startSession(user);
+				if (!user) ({ user, created } = await this.createConfirmed({ email, passwordHash, firstName: firstName ?? null, lastName: lastName ?? null, provider: "email", emailConfirmedAt: now }));
+				// An unconfirmed registration had a password nobody proved: replace it (or clear it).
+				if (!created && !user.emailConfirmedAt) await this.confirmSignUp(user, { passwordHash, firstName: firstName ?? user.firstName, lastName: lastName ?? user.lastName, emailConfirmedAt: now });
+				return this.signUpSession(ctx, user);
 			},
 		},
 
@@ -444,7 +415,6 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 			tracing: NO_PARAMS_IN_TRACES,
 			params: { $$strict: "remove", idToken: { type: "string", min: 1, max: 8192 } },
 			async handler(this: AuthThis, ctx: Ctx<{ idToken: string }>): Promise<LoginResponse> {
-				const { models, sequelize } = appOf(this.broker);
 				if (!this.google.configured) throw badRequest("Google sign-in is not configured", { idToken: "googleNotConfigured" });
 				let identity;
 				try {
@@ -460,25 +430,10 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 				if (email.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw httpError(401, "Invalid Google token", { errors: { idToken: "invalidIdToken" } });
 				const now = new Date(this.nowMs());
 				let user = await this.findUserByEmail(email);
-				if (!user) {
-					try {
-						user = await models.User.create({ email, passwordHash: null, firstName: identity.firstName, lastName: identity.lastName, provider: "google", emailConfirmedAt: now });
-					} catch (err) {
-						if (!(err instanceof UniqueConstraintError)) throw err;
-						user = await this.findUserByEmail(email);
-						if (!user) throw err;
-					}
-				} else if (!user.emailConfirmedAt) {
-					// Google proves the mailbox; a password set by an unconfirmed sign-up is not trusted.
-					const existing = user;
-					await sequelize.transaction(async t => {
-						await existing.update({ emailConfirmedAt: now, passwordHash: null }, { transaction: t });
-						await this.revokeLinks(existing.id, ["confirm"], t);
-					});
-				}
-				this.assertActive(user);
-				await this.ensureOrganizations(ctx, user);
-				return this.startSession(user);
+				if (!user) ({ user } = await this.createConfirmed({ email, passwordHash: null, firstName: identity.firstName, lastName: identity.lastName, provider: "google", emailConfirmedAt: now }));
+				// Google proves the mailbox; a password set by an unconfirmed sign-up is not trusted.
+				else if (!user.emailConfirmedAt) await this.confirmSignUp(user, { emailConfirmedAt: now, passwordHash: null });
+				return this.signUpSession(ctx, user);
 			},
 		},
 
@@ -792,6 +747,68 @@ const AuthService: ServiceSchema<AuthSettings, AuthMethods & Record<string, any>
 		async revokeLinks(this: AuthThis, userId: number, purposes: AuthHashPurpose[], t?: Transaction) {
 			const { models } = appOf(this.broker);
 			await models.AuthHash.update({ usedAt: new Date(this.nowMs()) }, { where: { userId, purpose: purposes, usedAt: null }, transaction: t });
+		},
+
+		/** A user whose mailbox is proven (code, Google); when a concurrent sign-up of the address won, that user (`created` false). */
+		async createConfirmed(this: AuthThis, values: UserCreation) {
+			const { models } = appOf(this.broker);
+			try {
+				return { user: await models.User.create(values), created: true };
+			} catch (err) {
+				if (!(err instanceof UniqueConstraintError)) throw err;
+				const user = await this.findUserByEmail(values.email);
+				if (!user) throw err;
+				return { user, created: false };
+			}
+		},
+
+		/** An unconfirmed sign-up whose mailbox is now proven: `values` set and its confirmation links revoked, in one transaction. */
+		async confirmSignUp(this: AuthThis, user: User, values: Partial<UserCreation>) {
+			const { sequelize } = appOf(this.broker);
+			await sequelize.transaction(async t => {
+				await user.update(values, { transaction: t });
+				await this.revokeLinks(user.id, ["confirm"], t);
+			});
+		},
+
+		/**
+		 * A session for a user whose mailbox was just proven (confirmation link, code, Google):
+		 * refused when inactive; its organizations made sure of first (idempotent: repairs a
+		 * sign-up whose first call failed).
+		 */
+		async signUpSession(this: AuthThis, ctx: Ctx<any>, user: User) {
+			this.assertActive(user);
+			await this.ensureOrganizations(ctx, user);
+			return this.startSession(user);
+		},
+
+		/** The link `hash` of `purpose` and its user: invalidHash unless it is usable and `valid` for that user. */
+		async linkUser(this: AuthThis, hash: string, purpose: AuthHashPurpose, valid: (user: User, link: AuthHash) => boolean) {
+			const { models } = appOf(this.broker);
+			const link = await this.findLink(hash, purpose);
+			const user = await models.User.findByPk(link.userId);
+			if (!user || !valid(user, link)) throw invalidHash();
+			return { link, user };
+		},
+
+		/** In `t`: the link used up (once only), the user changed, and the user's other links of that purpose revoked. */
+		async redeemLink(this: AuthThis, link: AuthHash, user: User, t: Transaction, change: () => Promise<unknown>) {
+			await this.consumeLink(link, t);
+			await change();
+			await this.revokeLinks(user.id, [link.purpose], t);
+		},
+
+		/**
+		 * Mails a new link to the address's user when it has one `wanted`, within the address's
+		 * quota; the caller answers the same (204) in every case, so nothing about accounts shows.
+		 */
+		async mailLink(this: AuthThis, ctx: Ctx<any>, email: string, p: MailLink) {
+			const quota = await this.reserveQuota(email, p.quota, p.cooldownMs);
+			if (!quota.allowed) return;
+			const user = await this.findUserByEmail(email);
+			if (!user || !p.wanted(user)) return;
+			const hash = await this.issueLink(user.id, p.purpose, email);
+			await this.sendMail(ctx, email, p.template, p.data(user, hash));
 		},
 
 		async issueCode(this: AuthThis, email: string, purpose: AuthCodePurpose) {
