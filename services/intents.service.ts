@@ -22,6 +22,7 @@ import { inDriverTransaction } from "../lib/db";
 import type { PaymentsConfig } from "../lib/payments/config";
 import { canTransition, transition, transitionError } from "../lib/payments/intent-state";
 import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses } from "../lib/payments/input";
+import { newLinkRow } from "../lib/payments/link-row";
 import { simulatedCredit } from "../lib/payments/settlement";
 import {
 	cancelIntent,
@@ -119,7 +120,6 @@ const OBJECT = { type: "object" } as const;
 const SECRET_PARAMS = { tags: { params: false, response: false } } as const;
 
 const intentNotFound = () => notFound("Payment intent not found");
-const slugFor = () => `pl_${randomBase62(24)}`;
 const titleOf = (description: string | null | undefined) => (description && description.trim() ? description.trim().slice(0, 200) : "Payment");
 
 const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<string, any>, IntentsVars> = {
@@ -171,29 +171,7 @@ const IntentsService: ServiceSchema<{ rest: string }, IntentsMethods & Record<st
 						// cost several times the statements themselves on this hot path.
 						const link = await insertRow(
 							models.PaymentLink,
-							{
-								id: uuid(),
-								organizationId: org.id,
-								mode: org.mode,
-								intentId: id,
-								ownedByIntent: true,
-								slug: slugFor(),
-								title: titleOf(p.description),
-								amount: priced.tokenAmount,
-								tokenId: pair.token.id,
-								networkId: pair.network.id,
-								status: "active",
-								expiresAt,
-								metadata,
-								withdrawalAddresses,
-								singleUse: true,
-								payerEmail: null,
-								payerAddress: null,
-								createdByUserId: ctx.meta.user?.id ?? null,
-								createdAt: now,
-								updatedAt: now,
-								deletedAt: null,
-							},
+							newLinkRow({ organization: org, intentId: id, title: titleOf(p.description), amount: priced.tokenAmount, pair, expiresAt, metadata, withdrawalAddresses, createdByUserId: ctx.meta.user?.id ?? null, now }),
 							t,
 						);
 						const intent = await insertRow(

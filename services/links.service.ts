@@ -12,7 +12,7 @@ import { Op, WhereOptions } from "sequelize";
 import { appOf } from "../lib/app";
 import "../lib/payments/messages";
 import { chainParamsFor, codecFor } from "../lib/chains";
-import { digest, randomBase62 } from "../lib/crypto";
+import { digest } from "../lib/crypto";
 import { badRequest, forbidden, notFound } from "../lib/errors";
 import { registerTranslations } from "../lib/i18n";
 import { isUuid, uuid } from "../lib/ids";
@@ -29,8 +29,9 @@ import { checkExpiry, checkMetadata, checkTokenAmount, checkWithdrawalAddresses 
 import { assertLinkPayable, cancelLinkStatus, isFinalLinkStatus, LINK_STATUSES, LINK_UPDATE_STATUSES, LinkStatus, LinkUpdateStatus, patchedLinkStatus } from "../lib/payments/link-state";
 import { frontendOrigin } from "../lib/payments/origin";
 import { parseSupportPercent } from "../lib/payments/quote";
+import { newLinkRow } from "../lib/payments/link-row";
 import { simulatedCredit } from "../lib/payments/settlement";
-import { cancelIntent, Effects, expiryDue, findLink, inTransaction, lapseCheckouts, openCheckout, sweepExpired, withPaymentLocked } from "../lib/payments/store";
+import { cancelIntent, Effects, expiryDue, findLink, inTransaction, lapseCheckouts, openCheckout, sweepExpired, withPaymentLocked, type CheckoutInput } from "../lib/payments/store";
 import { intentConfirmedView, linkPublicView, linkView, payDetailsView, payPageUrl, transactionView } from "../lib/payments/views";
 import { checkoutsOf, supportLinkView } from "../lib/payments/support";
 import { SUPPORT_ID } from "../lib/support/params";
@@ -101,7 +102,7 @@ interface LinksMethods extends OrgScopeMethods, IdempotencyMethods {
 	findBySlug(slug: string): Promise<PaymentLink>;
 	assertPayable(link: PaymentLink): Promise<void>;
 	checkPayerAddress(address: string | undefined, payer: PayerPair): string | null;
-	prepareCheckout(ctx: Ctx<any>, link: PaymentLink, p: Omit<CheckoutParams, "slug">): Promise<{ payer: PayerPair; supportPercent: string; quote: Awaited<ReturnType<typeof quoteCheckout>>; payerAddress: string | null }>;
+	prepareCheckout(ctx: Ctx<any>, link: PaymentLink, p: Omit<CheckoutParams, "slug">): Promise<{ payer: PayerPair; supportPercent: string; quote: Awaited<ReturnType<typeof quoteCheckout>>; payerAddress: string | null; checkout: CheckoutInput }>;
 }
 
 type LinksThis = Service<{ rest: string }> & LinksVars & LinksMethods;
@@ -131,7 +132,6 @@ function amountDue(total: string, received: string): string {
 
 const linkNotFound = () => notFound("Payment link not found");
 const managedByIntent = () => badRequest("This payment link belongs to a payment intent; change the intent instead", { paymentLink: "managedByIntent" });
-const slugFor = () => `pl_${randomBase62(24)}`;
 /** LIKE pattern of a user's text: % and _ match themselves ("!" is the escape: no backslash quoting differences between MySQL and SQLite). */
 const likeEscape = (s: string) => s.replace(/[!%_]/g, c => `!${c}`);
 
@@ -169,29 +169,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 					const body = await inTransaction(sequelize, async t => {
 						const now = clock.now();
 						const link = await models.PaymentLink.create(
-							{
-								id: uuid(),
-								organizationId: org.id,
-								mode: org.mode,
-								intentId: null,
-								ownedByIntent: false,
-								slug: slugFor(),
-								title: p.title,
-								amount,
-								tokenId: pair.token.id,
-								networkId: pair.network.id,
-								status: "active",
-								expiresAt,
-								metadata,
-								withdrawalAddresses,
-								singleUse: true,
-								payerEmail: null,
-								payerAddress: null,
-								createdByUserId: ctx.meta.user?.id ?? null,
-								createdAt: now,
-								updatedAt: now,
-								deletedAt: null,
-							},
+							newLinkRow({ organization: org, intentId: null, title: p.title, amount, pair, expiresAt, metadata, withdrawalAddresses, createdByUserId: ctx.meta.user?.id ?? null, now }),
 							{ transaction: t },
 						);
 						const view = linkView(link);
@@ -621,13 +599,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 					const prepared = await this.prepareCheckout(ctx, link, ctx.params);
 					let body: ReturnType<typeof transactionView> | null = null;
 					await openCheckout(app, {
-						linkId: link.id,
-						payerToken: prepared.payer.token,
-						payerNetwork: prepared.payer.network,
-						quote: prepared.quote.amounts,
-						supportPercent: prepared.supportPercent,
-						paymentWindowMs: this.payments.paymentWindowMs,
-						maxOpenCheckouts: this.payments.maxOpenCheckouts,
+						...prepared.checkout,
 						payerEmail: ctx.params.payerEmail ? ctx.params.payerEmail.trim().toLowerCase() : null,
 						payerAddress: prepared.payerAddress,
 						onRecorded: async (t, tx) => {
@@ -666,16 +638,7 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 					if (tx.status !== "pending") throw badRequest(`Cannot simulate a payment for a transaction in state ${tx.status}`);
 				} else {
 					const prepared = await this.prepareCheckout(ctx, link, ctx.params);
-					tx = await openCheckout(app, {
-						linkId: link.id,
-						payerToken: prepared.payer.token,
-						payerNetwork: prepared.payer.network,
-						quote: prepared.quote.amounts,
-						supportPercent: prepared.supportPercent,
-						paymentWindowMs: this.payments.paymentWindowMs,
-						maxOpenCheckouts: this.payments.maxOpenCheckouts,
-						intentOperation: "simulate",
-					});
+					tx = await openCheckout(app, { ...prepared.checkout, intentOperation: "simulate" });
 				}
 				await ctx.call("transactions.credit", simulatedCredit(tx));
 				const after = await models.Transaction.findByPk(tx.id);
@@ -756,7 +719,17 @@ const LinksService: ServiceSchema<{ rest: string }, LinksMethods & Record<string
 			const payer = await resolvePayer(ctx, target, p.payerTokenId, p.payerNetworkId);
 			const payerAddress = this.checkPayerAddress(p.payerAddress, payer);
 			const quote = await quoteCheckout(ctx, target, payer, supportPercent, this.payments.bridgeFee);
-			return { payer, supportPercent, quote, payerAddress };
+			// What openCheckout is given for it (the caller adds the payer's fields or the operation).
+			const checkout: CheckoutInput = {
+				linkId: link.id,
+				payerToken: payer.token,
+				payerNetwork: payer.network,
+				quote: quote.amounts,
+				supportPercent,
+				paymentWindowMs: this.payments.paymentWindowMs,
+				maxOpenCheckouts: this.payments.maxOpenCheckouts,
+			};
+			return { payer, supportPercent, quote, payerAddress, checkout };
 		},
 	},
 
