@@ -563,10 +563,8 @@ export interface CheckoutInput {
  */
 export async function openCheckout(app: App, input: CheckoutInput): Promise<Transaction> {
 	const { models, clock } = app;
-	const { seed, fingerprint } = hdSeed(app);
 	const network = input.payerNetwork;
-	const codec = codecFor(network.chainType);
-	const params = chainParamsFor(network);
+	const deriver = depositDeriver(app, network);
 	return withPaymentLocked(
 		app,
 		{ linkId: input.linkId },
@@ -585,24 +583,8 @@ export async function openCheckout(app: App, input: CheckoutInput): Promise<Tran
 			if ((await countOpenCheckouts(models, link.id, now, t)) >= input.maxOpenCheckouts) {
 				throw badRequest("This payment link has too many open checkouts; wait for one to expire", { paymentLink: "tooManyOpenCheckouts" });
 			}
-			const index = await allocateIndex(models, t, network.chainType);
-			const derived = await codec.deriveAddress(seed, params, index);
 			const txId = uuid();
-			const depositId = uuid();
-			await models.DepositAddress.create(
-				{
-					id: depositId,
-					chainType: network.chainType,
-					networkId: network.id,
-					derivationIndex: index,
-					address: derived.address,
-					seedFingerprint: fingerprint,
-					organizationId: link.organizationId,
-					transactionId: txId,
-					createdAt: now,
-				},
-				{ transaction: t },
-			);
+			const deposit = await createDepositAddress(models, t, deriver, { organizationId: link.organizationId, transactionId: txId }, now);
 			const tx = await models.Transaction.create(
 				{
 					id: txId,
@@ -618,8 +600,8 @@ export async function openCheckout(app: App, input: CheckoutInput): Promise<Tran
 					amountReceived: "0",
 					overpaidAmount: "0",
 					quote: { ...input.quote },
-					depositAddressId: depositId,
-					depositAddress: derived.address,
+					depositAddressId: deposit.id,
+					depositAddress: deposit.address,
 					status: "pending",
 					simulated: false,
 					hash: null,
@@ -653,26 +635,36 @@ export async function openCheckout(app: App, input: CheckoutInput): Promise<Tran
 
 /** A fresh deposit address for an existing (locked) checkout whose payer network changed. */
 export async function reassignDepositAddress(app: App, t: DbTx, tx: Transaction, network: NetworkView, now: Date): Promise<void> {
-	const { models } = app;
+	const deposit = await createDepositAddress(app.models, t, depositDeriver(app, network), { organizationId: tx.organizationId, transactionId: tx.id }, now);
+	tx.depositAddressId = deposit.id;
+	tx.depositAddress = deposit.address;
+}
+
+/** What deposit addresses on `network` are derived with: the HD seed, the chain type's codec and parameters. */
+function depositDeriver(app: App, network: NetworkView) {
 	const { seed, fingerprint } = hdSeed(app);
-	const index = await allocateIndex(models, t, network.chainType);
-	const derived = await codecFor(network.chainType).deriveAddress(seed, chainParamsFor(network), index);
-	const depositId = uuid();
+	return { network, seed, fingerprint, codec: codecFor(network.chainType), params: chainParamsFor(network) };
+}
+
+/** A checkout's deposit address, derived at the chain type's next index (allocateIndex) and recorded. */
+async function createDepositAddress(models: Models, t: DbTx, d: ReturnType<typeof depositDeriver>, owner: { organizationId: string; transactionId: string }, now: Date): Promise<{ id: string; address: string }> {
+	const index = await allocateIndex(models, t, d.network.chainType);
+	const derived = await d.codec.deriveAddress(d.seed, d.params, index);
+	const id = uuid();
 	await models.DepositAddress.create(
 		{
-			id: depositId,
-			chainType: network.chainType,
-			networkId: network.id,
+			id,
+			chainType: d.network.chainType,
+			networkId: d.network.id,
 			derivationIndex: index,
 			address: derived.address,
-			seedFingerprint: fingerprint,
-			organizationId: tx.organizationId,
-			transactionId: tx.id,
+			seedFingerprint: d.fingerprint,
+			organizationId: owner.organizationId,
+			transactionId: owner.transactionId,
 			createdAt: now,
 		},
 		{ transaction: t },
 	);
-	tx.depositAddressId = depositId;
-	tx.depositAddress = derived.address;
+	return { id, address: derived.address };
 }
 

@@ -199,20 +199,10 @@ export function linkPublicView(link: LinkLike) {
 	return rest;
 }
 
-/** GET /pay/:slug. */
+/** GET /pay/:slug: the public view without `updatedAt`. */
 export function payDetailsView(link: LinkLike) {
-	return {
-		id: link.id,
-		title: link.title,
-		slug: link.slug,
-		amount: link.amount,
-		tokenId: link.tokenId,
-		networkId: link.networkId,
-		status: link.status,
-		expiresAt: isoOrNull(link.expiresAt),
-		metadata: link.metadata ?? {},
-		createdAt: iso(link.createdAt),
-	};
+	const { updatedAt: _omit, ...rest } = linkPublicView(link);
+	return rest;
 }
 
 /**
