@@ -55,38 +55,14 @@ export interface TokenWithNetworkView extends TokenView {
 	network: TokenNetworkSummary;
 }
 
-interface NetworkLike {
-	id: string;
-	name: string;
-	chainType: ChainType;
-	chainId: number;
-	blockExplorerUrl: string;
-	publicRpcUrls: string[];
-	isActive: boolean;
-	isTestnet: boolean;
-	listenerConfig: Record<string, unknown> | null;
-	requiredConfirmations: number;
-	image: string | null;
+/** A row a view is made from: the view's fields, with the timestamps as the database gives them. */
+type RowOf<V extends { createdAt: string; updatedAt: string; deletedAt: string | null }> = Omit<V, "createdAt" | "updatedAt" | "deletedAt"> & {
 	createdAt: Date;
 	updatedAt: Date;
 	deletedAt?: Date | null;
-}
-
-interface TokenLike {
-	id: string;
-	networkId: string;
-	symbol: string;
-	name: string;
-	contractAddress: string;
-	decimals: number;
-	isNative: boolean;
-	isStablecoin: boolean;
-	isActive: boolean;
-	image: string | null;
-	createdAt: Date;
-	updatedAt: Date;
-	deletedAt?: Date | null;
-}
+};
+type NetworkLike = RowOf<NetworkView>;
+type TokenLike = RowOf<TokenView>;
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 const isoOrNull = (d: Date | string | null | undefined): string | null => (d ? iso(d) : null);
