@@ -87,6 +87,8 @@ interface RunnerEntry {
 	renewedAt: number;
 	/** A hand-over under way (its lease being released): the round leaves the network alone meanwhile. */
 	releasing: Promise<void> | null;
+	/** Its lease being taken outside the round (takeNow): the network's turn waits for it. */
+	taking: Promise<void> | null;
 }
 
 interface SweeperMethods {
@@ -98,6 +100,7 @@ interface SweeperMethods {
 	refreshNetworks(): Promise<void>;
 	stepWithHeartbeat(r: RunnerEntry, lease: Lease): Promise<void>;
 	renewWaiting(stepping: RunnerEntry): Promise<void>;
+	takeNow(r: RunnerEntry, retry?: boolean): void;
 }
 
 interface SweeperVars {
@@ -110,6 +113,10 @@ interface SweeperVars {
 	again: boolean;
 	/** The network whose turn in the round it is (lease, catalogue, step); null between turns. */
 	stepping: RunnerEntry | null;
+	/** Set at stop: no round and no take outside the round starts after it. */
+	closing: boolean;
+	/** Takes outside the round waiting for the take delay (takeNow). */
+	takeTimers: Set<NodeJS.Timeout>;
 }
 
 type SweeperThis = Service & SweeperVars & SweeperMethods;
@@ -204,11 +211,14 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		},
 
 		events: {
-			/** A replica of this service gave a network up: this node reads the leases again now. */
+			/** A replica of this service gave a network up: this node reads its lease now, even while a round steps other networks. */
 			[LEASE_RELEASED_EVENT]: {
 				handler(this: SweeperThis, ctx: Context<{ service?: string; leaseId?: string; stopping?: boolean }>) {
 					if (ctx.params.service !== this.name || ctx.nodeID === this.broker.nodeID) return;
 					if (ctx.params.leaseId) this.balancer.heardRelease(ctx.params.leaseId, ctx.params.stopping === true);
+					const r = [...this.runners.values()].find(x => x.leaseId === ctx.params.leaseId);
+					if (r) this.takeNow(r);
+					// And a round after the one running (its step; a lease the take above left alone).
 					this.kick();
 				},
 			},
@@ -232,8 +242,43 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				}
 			},
 
+			/**
+			 * Takes a network's lease now, outside the round (another replica released it: a graceful
+			 * stop or a hand-over), so the network is led within a lease read, not once a round busy with
+			 * other networks reaches it. Only the lease: its step comes at its turn in the round (one step
+			 * at a time, never beside another of its own), which is asked for at once. A lease free for
+			 * less than the take delay (this replica at its fair share) is tried once more after it.
+			 */
+			takeNow(this: SweeperThis, r: RunnerEntry, retry = true) {
+				if (this.closing || r.lease || r.releasing || r.taking || this.stepping === r) return;
+				const { models, config } = appOf(this.broker);
+				const at = Date.now();
+				const delay = this.balancer.takeDelayMs(r.leaseId);
+				r.taking = acquireLease(models, r.leaseId, this.owner, config.sweeper.leaseMs, at, delay)
+					.then(lease => {
+						if (lease) {
+							r.lease = lease;
+							r.renewedAt = at;
+							this.logger.info(`Sweeper: takes ${r.slug} (released by another replica); it steps at its turn in the round`);
+							this.kick();
+						} else if (delay > 0 && retry && !this.closing) {
+							const timer = setTimeout(() => {
+								this.takeTimers.delete(timer);
+								this.takeNow(r, false);
+							}, delay + 50);
+							this.takeTimers.add(timer);
+						}
+					})
+					// The round's turn of the network reads the lease again.
+					.catch(err => this.logger.warn(`Sweeper: lease of ${r.slug} not read: ${(err as Error).message}`))
+					.finally(() => {
+						r.taking = null;
+					});
+			},
+
 			/** A round now, or right after the one running. */
 			kick(this: SweeperThis) {
+				if (this.closing) return;
 				if (this.running) {
 					this.again = true;
 					return;
@@ -290,7 +335,7 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 					startCounters(this.broker, METRIC.sweepsBlocked, SWEEP_HOLD_SCOPES.map(scope => ({ network: network.slug, scope })));
 					const leaseId = uuidv5(`sweep:${network.id}`, CATALOGUE_NAMESPACE);
 					await ensureCursor(app.models, leaseId, "sweep", app.clock.now());
-					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug, handOver: [], renewedAt: 0, releasing: null });
+					this.runners.set(network.id, { runner, network, leaseId, lease: null, slug: network.slug, handOver: [], renewedAt: 0, releasing: null, taking: null });
 					this.logger.info(`Sweeper: sweeping ${network.slug} through ${redactUrl(rpcUrl)}`);
 				}
 			},
@@ -313,7 +358,8 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 				await this.refreshNetworks();
 				for (const r of this.runners.values()) {
 					try {
-						if (r.releasing) await r.releasing;
+						// A hand-over or a take outside the round under way: its outcome first.
+						while (r.releasing || r.taking) await (r.releasing ?? r.taking);
 						// Between two steps of this network: a hand-over the fair share asked for.
 						if (r.handOver.length) {
 							await this.handOverNow(r);
@@ -389,6 +435,8 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 			this.owner = `${this.broker.nodeID}:${process.pid}:${this.name}`;
 			this.again = false;
 			this.stepping = null;
+			this.closing = false;
+			this.takeTimers = new Set();
 			const { config, models } = appOf(this.broker);
 			this.balancer = new LeaseBalancer({
 				broker: this.broker,
@@ -428,12 +476,17 @@ export function SweeperMixin(opts: SweeperMixinOptions): ServiceSchema {
 		},
 
 		async stopped(this: SweeperThis) {
+			this.closing = true;
+			this.takeTimers.forEach(t => clearTimeout(t));
+			this.takeTimers.clear();
 			if (this.timer) clearInterval(this.timer);
 			this.timer = null;
 			await this.balancer.stop();
 			while (this.running) await this.running;
 			const { models } = appOf(this.broker);
 			for (const r of this.runners.values()) {
+				// A take outside the round (or a hand-over) still under way: its lease is given up below.
+				while (r.taking || r.releasing) await (r.taking ?? r.releasing);
 				r.runner.close?.();
 				// No step runs now: give the lease up so a standby takes the network at once, not after SWEEP_LEASE_MS.
 				// Free for anyone at once (no time): whichever replica polls first, not only one below its share.

@@ -19,19 +19,17 @@
 import { Op } from "sequelize";
 import { v5 as uuidv5 } from "uuid";
 import { formatUnits, Wallet } from "ethers";
-import { systemClock } from "../../lib/clock";
 import { money } from "../../lib/money";
 import { CATALOGUE_NAMESPACE } from "../../lib/networks/catalogue";
 import type { Anvil } from "../helpers/anvil";
-import { FAIR_SHARE_NETWORKS as NETWORKS, fairShareRun, killBusiest, LeaseWatch, oneLeadsAll, Payer, scaleUpToThree, startFairShareAnvils, startReplica, stopOneGracefully, type Replica } from "../helpers/fair-share";
+import { FAIR_SHARE_NETWORKS as NETWORKS, fairShareRun, killBusiest, LeaseWatch, oneLeadsAll, Payer, scaleUpToThree, startFairShareAnvils, startReplica, startSweepGateway, stopOneGracefully, type Replica } from "../helpers/fair-share";
 import { BACKEND, TestNode } from "../helpers/harness";
 import type { NodeProcess } from "../helpers/node-process";
 import { startRpcProxy, RpcProxy } from "../helpers/rpc-proxy";
 import { until } from "../helpers/until";
-import { createMerchant, Merchant, PAYMENTS_SERVICES, startPaymentsNode } from "../e2e/payments.helpers";
+import type { Merchant } from "../e2e/payments.helpers";
 import { uniqueId } from "./cluster.helpers";
 
-const NATS_URL = process.env.TEST_NATS_URL || "nats://127.0.0.1:4222";
 const LEASE_MS = 15_000;
 /** The sweep lease of each network (mixins/sweeper.mixin.ts: a row of its own beside the watcher's cursor). */
 const LEASES = NETWORKS.map(n => ({ leaseId: uuidv5(`sweep:${n.id}`, CATALOGUE_NAMESPACE), slug: n.slug }));
@@ -63,16 +61,8 @@ describeMysql("sweeper-evm replicas share four networks fairly (processes over N
 
 	beforeAll(async () => {
 		anvils = await startFairShareAnvils();
-		const namespace = uniqueId("sweepshare");
 		// The gateway's side: API, pay pages, the watcher (straight to the anvils) and the withdrawals ledger.
-		node = await startPaymentsNode({
-			services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals"],
-			env: { TRANSPORTER: NATS_URL, NAMESPACE: namespace, WATCHER_POLL_MS: "200", WATCHER_RECONCILE_MS: "0", ...Object.fromEntries(NETWORKS.map((n, i) => [n.env, anvils[i].url])) },
-			clock: systemClock,
-			nodeID: uniqueId("gateway"),
-		});
-		merchant = await createMerchant(node);
-		expect((await node.http("PUT", "/withdrawals/settings", { token: merchant.token, body: { addresses: { evm: destination } } })).status).toBe(200);
+		({ node, merchant } = await startSweepGateway(uniqueId("sweepshare"), NETWORKS, anvils, destination));
 		watch = new LeaseWatch(node, LEASES);
 		watch.start();
 		payer = new Payer(node, merchant, anvils);

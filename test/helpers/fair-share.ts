@@ -8,11 +8,13 @@
 import { parseEther } from "ethers";
 import { Op } from "sequelize";
 import { networkIdFor, tokenIdFor } from "../../lib/networks/catalogue";
+import { systemClock } from "../../lib/clock";
 import { startAnvil, Anvil } from "./anvil";
 import { REDIS_URL, type TestNode } from "./harness";
 import { startClusterProcess, type NodeProcess } from "./node-process";
 import { until } from "./until";
-import { openCheckout, type Merchant } from "../e2e/payments.helpers";
+import { createMerchant, openCheckout, PAYMENTS_SERVICES, startPaymentsNode, type Merchant } from "../e2e/payments.helpers";
+import { uniqueId } from "../cluster/cluster.helpers";
 
 /** The four Sepolia test networks (their chain ids), each on its own anvil. */
 export const FAIR_SHARE_NETWORKS = [
@@ -29,6 +31,23 @@ export async function startFairShareAnvils(): Promise<Anvil[]> {
 	const anvils: Anvil[] = [];
 	for (const n of FAIR_SHARE_NETWORKS) anvils.push(await startAnvil({ chainId: n.chainId, blockTime: 1 }));
 	return anvils;
+}
+
+/**
+ * The gateway's side of a sweeper test over NATS (namespace `namespace`), in this process: API, pay
+ * pages, the watcher (straight to `anvils`, one for each of `networks`) and the withdrawals ledger;
+ * a merchant whose EVM withdrawal address is `destination`.
+ */
+export async function startSweepGateway(namespace: string, networks: readonly FairShareNetwork[], anvils: readonly Anvil[], destination: string): Promise<{ node: TestNode; merchant: Merchant }> {
+	const node = await startPaymentsNode({
+		services: [...PAYMENTS_SERVICES, "watcher-evm", "withdrawals"],
+		env: { TRANSPORTER: process.env.TEST_NATS_URL || "nats://127.0.0.1:4222", NAMESPACE: namespace, WATCHER_POLL_MS: "200", WATCHER_RECONCILE_MS: "0", ...Object.fromEntries(networks.map((n, i) => [n.env, anvils[i].url])) },
+		clock: systemClock,
+		nodeID: uniqueId("gateway"),
+	});
+	const merchant = await createMerchant(node);
+	expect((await node.http("PUT", "/withdrawals/settings", { token: merchant.token, body: { addresses: { evm: destination } } })).status).toBe(200);
+	return { node, merchant };
 }
 
 /**
