@@ -10,7 +10,7 @@
  *   heartbeat), nothing is logged at WARN or ERROR.
  *
  * Skipped, with a warning, only when kcat is not installed (CI installs it). The node has its own
- * SQLite database, so this file runs in the sqlite project only.
+ * SQLite database, so its tests run in the sqlite project only.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -26,8 +26,12 @@ const HAVE_KCAT = kcatAvailable();
 if (!HAVE_KCAT) console.warn("kafka-stop.test.ts skipped: `kcat` is not installed (apt-get install kcat)");
 const describeKafka = HAVE_KCAT && process.env.TEST_BACKEND !== "mysql" ? describe : describe.skip;
 
-/** The whole stop's bound (STOP_TIMEOUT_MS, default): past it the process exits with code 1. */
-const STOP_TIMEOUT_MS = loadConfig({ NODE_ENV: "test" }).stopTimeoutMs;
+/**
+ * The whole stop's bound (STOP_TIMEOUT_MS, default): past it the process exits with code 1. Read
+ * with secrets given: without them loadConfig would write ./data/secrets.json in the checkout, and
+ * both projects load this file, possibly at once in two jest workers (one reads the other's half-written file).
+ */
+const STOP_TIMEOUT_MS = loadConfig({ NODE_ENV: "test", AUTH_JWT_SECRET: "j".repeat(32), AUTH_REFRESH_SECRET: "r".repeat(32), MASTER_KEY: "m".repeat(32) }).stopTimeoutMs;
 /** The shortest grace period of the deployment files (k8s/api.yaml, core.yaml). */
 const GRACE_MS = 40_000;
 

@@ -19,9 +19,22 @@ export function natsServerAvailable(): boolean {
 	return spawnSync("nats-server", ["--version"], { stdio: "ignore" }).status === 0;
 }
 
-/** Starts `nats-server -a 127.0.0.1 -p <free port> <args>` and waits until it says it is ready. */
+/**
+ * Starts `nats-server -a 127.0.0.1 -p <free port> <args>` and waits until it says it is ready. The
+ * free port can be taken by another test (jest runs files in parallel) before nats-server binds it:
+ * then it is started again on another port.
+ */
 export async function startNatsServer(args: string[]): Promise<NatsServer> {
-	const port = await freePort();
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await startOnce(await freePort(), args);
+		} catch (err) {
+			if (!(err as { addressInUse?: boolean }).addressInUse || attempt >= 3) throw err;
+		}
+	}
+}
+
+async function startOnce(port: number, args: string[]): Promise<NatsServer> {
 	const child: ChildProcess = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), ...args], { stdio: ["ignore", "pipe", "pipe"] });
 	let out = "";
 	child.stdout!.on("data", d => (out = (out + d).slice(-20_000)));
@@ -33,7 +46,11 @@ export async function startNatsServer(args: string[]): Promise<NatsServer> {
 	};
 	try {
 		await until("nats-server ready", () => {
-			if (child.exitCode !== null) throw new Error(`nats-server exited (${child.exitCode}): ${out}`);
+			if (child.exitCode !== null) {
+				const error = new Error(`nats-server exited (${child.exitCode}): ${out}`) as Error & { addressInUse?: boolean };
+				error.addressInUse = /address already in use/i.test(out);
+				throw error;
+			}
 			return /Server is ready/.test(out);
 		}, 20_000, () => out);
 	} catch (err) {
