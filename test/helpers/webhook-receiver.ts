@@ -17,6 +17,7 @@ export interface WebhookReceiver {
 	received: ReceivedWebhook[];
 	/** Status for the next requests; a function gets the request number (1-based) and the request. */
 	respond(answer: number | ((n: number, hit: ReceivedWebhook) => number)): void;
+	/** Waits for `count` webhooks, at most `timeoutMs` (20 s, as `until`: a generous bound, which a loaded machine needs). */
 	waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
 	close(): Promise<void>;
 }
@@ -50,7 +51,7 @@ export async function startReceiver(): Promise<WebhookReceiver> {
 		respond(a) {
 			answer = a;
 		},
-		async waitFor(count, timeoutMs = 10_000) {
+		async waitFor(count, timeoutMs = 20_000) {
 			const until = Date.now() + timeoutMs;
 			while (received.length < count) {
 				if (Date.now() > until) throw new Error(`Receiver got ${received.length} of ${count} webhooks in ${timeoutMs} ms`);
