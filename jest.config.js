@@ -17,6 +17,11 @@ const base = {
 };
 module.exports = {
 	testTimeout: 60000,
+	// Two test files at a time, also on a 2-core machine (CI), where jest's default (cores - 1) would
+	// run them one by one, in band. Files share nothing that a parallel one could disturb: each has its
+	// own databases, Redis prefix, DATA_DIR, NATS namespace and free ports (docs/conventions.md "Tests").
+	// JEST_MAX_WORKERS (a count or "50%") or `--maxWorkers` sets another number.
+	maxWorkers: process.env.JEST_MAX_WORKERS || 2,
 	// Counts the responses node.http validated against docs/openapi.json and prints the total.
 	globalSetup: "<rootDir>/test/helpers/openapi-count-setup.js",
 	globalTeardown: "<rootDir>/test/helpers/openapi-count-teardown.js",
