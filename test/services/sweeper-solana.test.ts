@@ -271,14 +271,21 @@ describe("Solana sweeper on the litesvm-backed test node", () => {
 		const made = await node.http("POST", "/withdrawals/requests", { token: user.token, body: { amount: "0.25", tokenId: SOL, sourceNetworkId: NET, address: payee, strategy: 1 } });
 		expect(made.status).toBe(201);
 		const sent = await until("sent", async () => node.app.models.Sweep.findOne({ where: { requestId: made.body.id, status: "broadcast" } }), 30_000);
-		// Many steps and blocks (within its validity) pass without it landing.
-		await sol.produceBlocks(100);
-		const asked = await statusCalls();
-		await until("five more steps", async () => (await statusCalls()) >= asked + 5, 30_000);
-		expect((await node.app.models.Sweep.findAll({ where: { requestId: made.body.id } })).map(s => s.hashes)).toEqual([[sent.txHash]]);
-		// The cluster includes what it was given: one transaction.
-		expect(await sol.releaseWithheld()).toEqual([sent.txHash]);
-		await sol.sendMode("normal");
+		// Many steps and blocks (within its validity) pass without it landing. The blocks are the
+		// test's own: the node's 100 ms blocks are paused meanwhile, so a slow machine's steps cannot
+		// carry the chain past the transaction's validity (~150 blocks) before it is released.
+		await sol.autoProduce(null);
+		try {
+			await sol.produceBlocks(100);
+			const asked = await statusCalls();
+			await until("five more steps", async () => (await statusCalls()) >= asked + 5, 30_000);
+			expect((await node.app.models.Sweep.findAll({ where: { requestId: made.body.id } })).map(s => s.hashes)).toEqual([[sent.txHash]]);
+			// The cluster includes what it was given: one transaction.
+			expect(await sol.releaseWithheld()).toEqual([sent.txHash]);
+		} finally {
+			await sol.sendMode("normal");
+			await sol.autoProduce(100);
+		}
 		await until("request completed and its sweep confirmed", async () => (await node.app.models.WithdrawalRequest.findByPk(made.body.id))?.status === "completed" && (await node.app.models.Sweep.count({ where: { requestId: made.body.id, status: "confirmed" } })) === 1, 60_000);
 		expect(await node.app.models.Sweep.count({ where: { requestId: made.body.id } })).toBe(1);
 		expect(await lamports(payee)).toBe(250_000_000n);
